@@ -1,0 +1,67 @@
+# Two commands do all set-up on a fresh machine:  `make repro`  and  `make test`.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(abspath $(VENV))/bin
+PAPER ?=
+FASHION_MNIST_DIR ?= /usr/share/datasets/fashion-mnist
+PYTEST_ARGS ?=
+
+export PATH := $(BIN):$(PATH)
+export DVC_NO_ANALYTICS := 1
+export DO_NOT_TRACK := 1
+export PREFECT_SERVER_ANALYTICS_ENABLED := false
+export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS := 120
+export HF_HUB_OFFLINE := 1
+export GX_ANALYTICS_ENABLED := false
+
+.PHONY: help setup system-data repro test test-slow smoke lint serve bench clean-venv
+
+help:  ## list targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
+
+$(VENV)/.installed: pyproject.toml requirements.lock
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c requirements.lock -e '.[dev]'
+	@touch $@
+
+system-data:  ## install Fashion-MNIST from Debian's dataset-fashion-mnist when apt is available
+	@if [ -f "$(FASHION_MNIST_DIR)/train-images-idx3-ubyte.gz" ]; then :; \
+	elif command -v apt-get >/dev/null 2>&1; then \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] && echo "" || echo "sudo" ); \
+	  echo "installing dataset-fashion-mnist with apt-get"; \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq dataset-fashion-mnist >/dev/null; \
+	else \
+	  echo "Fashion-MNIST is not installed and apt-get is unavailable: put the IDX files in a folder and set"; \
+	  echo "common.datasets.fashion_mnist.source_dir in params.yaml, or choose mrmc.dataset: mnist5k | digits"; \
+	fi
+
+setup: $(VENV)/.installed system-data  ## create .venv and install everything (pinned by requirements.lock)
+
+repro: setup  ## run every pipeline (or PAPER=<id>) with dvc repro and print the claims table
+	@if [ -n "$(PAPER)" ]; then dvc repro $(PAPER)-claims; else dvc repro; fi
+	@icml25 claims
+
+test: setup  ## the test suite (default run, no `slow` tests)
+	pytest -m "not slow" $(PYTEST_ARGS)
+
+test-slow: setup  ## only the slow tests
+	pytest -m slow $(PYTEST_ARGS)
+
+smoke: setup  ## every pipeline at tiny sizes through dvc repro in a scratch copy
+	icml25 smoke
+
+lint: setup  ## ruff
+	ruff check .
+	ruff format --check .
+
+serve: setup  ## Prefect server + UI on http://127.0.0.1:4200
+	prefect server start --host 127.0.0.1 --port 4200
+
+bench: setup  ## benchmarks (figures in benchmarks/results/)
+	python benchmarks/run.py
+
+clean-venv:
+	rm -rf $(VENV)
