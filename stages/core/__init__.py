@@ -1,0 +1,1 @@
+"""Paper-independent machinery every stage uses: params, I/O, validation, metrics, claims, seeding."""

@@ -1,0 +1,152 @@
+"""Parquet/JSON I/O with atomic writes.
+
+A stage writes every output through an :class:`OutputTransaction`: files go to temporary siblings and are
+renamed into place only when the whole stage succeeded, so a failing stage leaves no partial outputs and
+never damages what an earlier run produced.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+PARQUET_COMPRESSION = "zstd"
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+
+
+def read_parquet(path: str | Path) -> pl.DataFrame:
+    """Read a Parquet table; a missing file is reported with its path."""
+    path = Path(path)
+    if not path.is_file():
+        from stages.core.errors import PipelineError
+
+        raise PipelineError(f"{path}: file not found (has the stage that produces it run?)")
+    return pl.read_parquet(path)
+
+
+def write_parquet(frame: pl.DataFrame, path: str | Path) -> None:
+    """Write a Parquet table (zstd) atomically."""
+    with atomic_path(Path(path)) as tmp:
+        frame.write_parquet(tmp, compression=PARQUET_COMPRESSION, statistics=True)
+
+
+def dumps_json(payload: Any) -> str:
+    """Canonical JSON text: sorted keys, two-space indent, trailing newline (stable md5)."""
+    return json.dumps(payload, indent=2, sort_keys=True, allow_nan=False, default=_json_default) + "\n"
+
+
+def write_json(payload: Any, path: str | Path) -> None:
+    """Write JSON atomically in canonical form."""
+    with atomic_path(Path(path)) as tmp:
+        tmp.write_text(dumps_json(payload))
+
+
+def read_json(path: str | Path) -> Any:
+    """Read a JSON file; a missing file is reported with its path."""
+    path = Path(path)
+    if not path.is_file():
+        from stages.core.errors import PipelineError
+
+        raise PipelineError(f"{path}: file not found")
+    return json.loads(path.read_text())
+
+
+def file_md5(path: str | Path) -> str:
+    """md5 of a file's bytes (the hash DVC records for a file)."""
+    digest = hashlib.md5()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _json_default(value: Any) -> Any:
+    if hasattr(value, "item"):  # numpy scalars
+        return value.item()
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    if isinstance(value, Path):
+        return str(value)
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def write_text(text: str, path: str | Path) -> None:
+    """Write a text file atomically."""
+    with atomic_path(Path(path)) as tmp:
+        tmp.write_text(text)
+
+
+@contextmanager
+def atomic_path(final: Path) -> Iterator[Path]:
+    """Yield a temporary sibling of `final`; it replaces `final` only if the block succeeds."""
+    final.parent.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent)
+    os.close(fd)
+    tmp = Path(name)
+    os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; give outputs the usual permissions
+    try:
+        yield tmp
+        os.replace(tmp, final)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+class OutputTransaction:
+    """Collects a stage's outputs in a staging folder and moves them into place together on success.
+
+    Use ``with OutputTransaction() as out: write_parquet(df, out.path("data/x.parquet"))``. On an exception,
+    the staging folder is deleted and the final paths are left as they were.
+    """
+
+    def __init__(self, root: str | Path = ".") -> None:
+        self._root = Path(root)
+        self._staging: Path | None = None
+        self._targets: dict[Path, Path] = {}
+
+    def __enter__(self) -> OutputTransaction:
+        self._staging = Path(tempfile.mkdtemp(prefix=".icml25-staging-", dir=self._root))
+        return self
+
+    def path(self, final: str | Path) -> Path:
+        """The staging path to write instead of ``final`` (files or folders)."""
+        assert self._staging is not None, "use OutputTransaction as a context manager"
+        final = Path(final)
+        staged = self._staging / f"{len(self._targets):03d}" / final.name
+        staged.parent.mkdir(parents=True)
+        self._targets[final] = staged
+        return staged
+
+    @property
+    def requested(self) -> set[Path]:
+        """Final paths handed out so far."""
+        return set(self._targets)
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        assert self._staging is not None
+        try:
+            if exc_type is None:
+                self._commit()
+        finally:
+            shutil.rmtree(self._staging, ignore_errors=True)
+
+    def _commit(self) -> None:
+        missing = [str(final) for final, staged in self._targets.items() if not staged.exists()]
+        if missing:
+            raise RuntimeError(f"stage declared outputs it did not write: {', '.join(missing)}")
+        for final, staged in self._targets.items():
+            final.parent.mkdir(parents=True, exist_ok=True)
+            if final.is_dir() and not final.is_symlink():
+                shutil.rmtree(final)
+            elif final.exists() or final.is_symlink():
+                final.unlink()
+            os.replace(staged, final)

@@ -1,0 +1,28 @@
+"""Seeding: one base seed, derived seeds per (purpose, method, budget, ...) so runs are reproducible."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+
+import numpy as np
+
+
+def derive_seed(base_seed: int, *keys: object) -> int:
+    """A stable 32-bit seed from a base seed and any labels (independent of PYTHONHASHSEED)."""
+    text = "/".join([str(base_seed), *(str(key) for key in keys)])
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "little")
+
+
+def seed_everything(seed: int) -> np.random.Generator:
+    """Seed Python, NumPy and torch (if imported) and return a NumPy generator for explicit use."""
+    random.seed(seed)
+    np.random.seed(seed % (2**32))
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - torch is a hard dependency, kept optional for light tools
+        pass
+    else:
+        torch.manual_seed(seed)
+        torch.use_deterministic_algorithms(True, warn_only=True)
+    return np.random.default_rng(seed)
