@@ -1,0 +1,120 @@
+"""The classification table: the shape every selector and classifier stage reads.
+
+Columns: `sample_id` (unique int), `split` ("train" | "test"), `label` (int ≥ 0) and `features`, a
+fixed-size numeric array column (images are flattened). A user's wide Parquet table (one numeric column per
+feature plus a label) converts to it with :func:`from_wide_table`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from stages.core.errors import DataValidationError
+from stages.core.schema import ColumnSpec, TableSchema
+
+SPLITS = ("train", "test")
+
+
+def classification_schema(
+    n_features: int | None = None,
+    feature_min: float | None = None,
+    feature_max: float | None = None,
+    n_classes: int | None = None,
+    splits: Sequence[str] = SPLITS,
+) -> TableSchema:
+    """Schema of a classification table; bounds are checked when given."""
+    return TableSchema(
+        name="classification",
+        columns=(
+            ColumnSpec("sample_id", "int", unique=True, min=0),
+            ColumnSpec("split", "str", allowed=tuple(splits)),
+            ColumnSpec("label", "int", min=0, max=None if n_classes is None else n_classes - 1),
+            ColumnSpec("features", "array", min=feature_min, max=feature_max, length=n_features),
+        ),
+    )
+
+
+def from_arrays(
+    features: np.ndarray, labels: np.ndarray, splits: np.ndarray | Sequence[str], first_id: int = 0
+) -> pl.DataFrame:
+    """Build a classification table from a 2-D feature matrix, labels and split names."""
+    features = np.asarray(features)
+    if features.ndim != 2:
+        features = features.reshape(len(features), -1)
+    n_rows, n_features = features.shape
+    inner = pl.UInt8 if features.dtype == np.uint8 else pl.Float32
+    if inner == pl.Float32:
+        features = features.astype(np.float32, copy=False)
+    return pl.DataFrame(
+        {
+            "sample_id": np.arange(first_id, first_id + n_rows, dtype=np.int64),
+            "split": pl.Series(list(splits), dtype=pl.Utf8),
+            "label": np.asarray(labels, dtype=np.int64),
+        }
+    ).with_columns(pl.Series("features", features, dtype=pl.Array(inner, n_features)))
+
+
+@dataclass(frozen=True)
+class ClassificationArrays:
+    """NumPy views of a classification table."""
+
+    sample_ids: np.ndarray
+    features: np.ndarray
+    labels: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+
+def to_arrays(frame: pl.DataFrame, dtype: type = np.float32) -> ClassificationArrays:
+    """Features as an (n, d) array of `dtype`, labels as int64, ids as int64 (via Arrow, no row loop)."""
+    features = frame["features"].to_numpy()
+    return ClassificationArrays(
+        sample_ids=frame["sample_id"].to_numpy().astype(np.int64, copy=True),
+        features=np.array(features, dtype=dtype, order="C", copy=True),
+        labels=frame["label"].to_numpy().astype(np.int64, copy=True),
+    )
+
+
+def from_wide_table(
+    frame: pl.DataFrame,
+    label_column: str = "label",
+    feature_columns: Sequence[str] | None = None,
+    id_column: str | None = None,
+    split_column: str | None = None,
+    source: str = "table",
+) -> pl.DataFrame:
+    """Convert a user's table (numeric feature columns + an integer label) into a classification table.
+
+    Feature columns default to every numeric column except the label, id and split columns. Rows without a
+    split column are all treated as `train` (the selection pool).
+    """
+    if label_column not in frame.columns:
+        raise DataValidationError(
+            f"{source}: label column '{label_column}' not found (columns: {', '.join(frame.columns)})"
+        )
+    reserved = {label_column, id_column, split_column}
+    if feature_columns is None:
+        feature_columns = [
+            name for name, dtype in frame.schema.items() if name not in reserved and dtype.is_numeric()
+        ]
+    missing = [name for name in feature_columns if name not in frame.columns]
+    if missing:
+        raise DataValidationError(f"{source}: feature columns not found: {', '.join(missing)}")
+    if not feature_columns:
+        raise DataValidationError(f"{source}: no numeric feature columns besides '{label_column}'")
+    non_numeric = [name for name in feature_columns if not frame.schema[name].is_numeric()]
+    if non_numeric:
+        raise DataValidationError(f"{source}: feature columns are not numeric: {', '.join(non_numeric)}")
+    ids = pl.col(id_column) if id_column else pl.int_range(pl.len(), dtype=pl.Int64)
+    split = pl.col(split_column) if split_column else pl.lit("train")
+    return frame.select(
+        ids.alias("sample_id"),
+        split.alias("split"),
+        pl.col(label_column).alias("label"),
+        pl.concat_arr([pl.col(name).cast(pl.Float32) for name in feature_columns]).alias("features"),
+    )

