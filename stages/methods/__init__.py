@@ -1,0 +1,1 @@
+"""Reusable, paper-independent methods. Nothing here knows about papers."""

@@ -1,0 +1,1 @@
+"""Data selection families. Static core-sets: `stages.methods.selection.coreset` (`SELECTORS` registry)."""

@@ -1,0 +1,1 @@
+"""Small shared networks and their training loops."""
