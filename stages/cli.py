@@ -1,0 +1,172 @@
+"""The `icml25` command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from stages.core.errors import PipelineError
+
+
+def _stage(args: argparse.Namespace) -> None:
+    from stages.pipelines import run_stage
+
+    run_stage(args.name, args.params)
+
+
+def _table_params(args: argparse.Namespace):
+    from stages.core.params import parse_override, validate_section
+    from stages.methods.selection.table_selection import TableSelectionParams
+
+    options = {}
+    for text in args.option:
+        key, value = parse_override(text)
+        options[".".join(key)] = value
+    raw = {
+        "input": args.input,
+        "label_column": args.label_column,
+        "feature_columns": args.feature_columns.split(",") if args.feature_columns else None,
+        "id_column": args.id_column,
+        "method": args.method,
+        "options": options,
+        "budget": args.budget,
+        "seed": args.seed,
+        "feature_space": args.feature_space,
+        "trace": {"epochs": args.trace_epochs},
+    }
+    return validate_section(TableSelectionParams, raw, "select", source="command line")
+
+
+def _select(args: argparse.Namespace) -> None:
+    from stages.core.io import read_parquet, write_parquet
+    from stages.methods.selection.table_selection import select_from_table
+
+    selection = select_from_table(read_parquet(args.input), _table_params(args), args.input)
+    write_parquet(selection.chosen, args.output)
+    print(json.dumps(selection.summary, indent=2))
+
+
+def _validate(args: argparse.Namespace) -> None:
+    from stages.core.io import read_parquet, write_json
+    from stages.core.validate import ensure_valid
+    from stages.datasets.classification import classification_schema
+    from stages.methods.selection.table_selection import as_classification_table
+
+    table = as_classification_table(read_parquet(args.input), _table_params(args), args.input)
+    report = ensure_valid(table, classification_schema(), args.input)
+    if args.report:
+        write_json(report.to_dict(), args.report)
+    print(f"{args.input}: {report.rows} rows passed {len(report.results)} expectations")
+
+
+def _papers(args: argparse.Namespace) -> None:
+    from stages.papers.registry import PAPERS
+
+    for paper_id in PAPERS.names():
+        paper = PAPERS.get(paper_id)
+        stages = ", ".join(paper.pipeline.stage_name(step) for step in paper.pipeline.steps)
+        print(f"{paper_id:12} {paper.title}\n{'':12} stages: {stages}")
+
+
+def _claims(args: argparse.Namespace) -> None:
+    from stages.core.claims import read_claims
+    from stages.papers.registry import PAPERS
+    from stages.report import claims_table
+
+    found = {
+        pid: read_claims(PAPERS.get(pid).claims_path)
+        for pid in PAPERS.names()
+        if Path(PAPERS.get(pid).claims_path).is_file()
+    }
+    if not found:
+        raise PipelineError("no claims.json found yet: run `make repro` (or `dvc repro`) first")
+    print(claims_table(found))
+
+
+def _smoke(args: argparse.Namespace) -> None:
+    from stages.smoke import run_smoke
+
+    workdir = run_smoke(targets=args.targets, workdir=args.workdir)
+    print(f"smoke run finished in {workdir}")
+
+
+def _flow(args: argparse.Namespace) -> None:
+    from flows.paper_flow import run_paper_flow
+
+    run_paper_flow(args.paper, workspace=args.workspace, force=args.force)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (subcommands)."""
+    parser = argparse.ArgumentParser(prog="icml25", description="ICML 2025 papers as auditable DVC pipelines")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    stage = commands.add_parser("stage", help="run one dvc.yaml stage (what `dvc repro` calls)")
+    stage.add_argument("name", help="stage name, e.g. mrmc-trace or data-fashion_mnist")
+    stage.add_argument("--params", default="params.yaml")
+    stage.set_defaults(handler=_stage)
+
+    for name, handler, text in (
+        ("select", _select, "select a core-set from your own Parquet table"),
+        ("validate", _validate, "validate your own Parquet classification table"),
+    ):
+        sub = commands.add_parser(name, help=text)
+        sub.add_argument("--input", required=True, help="Parquet table")
+        sub.add_argument("--label-column", default="label")
+        sub.add_argument("--feature-columns", help="comma-separated (default: every other numeric column)")
+        sub.add_argument("--id-column")
+        sub.set_defaults(
+            handler=handler,
+            method="random",
+            budget=0.3,
+            seed=0,
+            option=[],
+            feature_space="raw",
+            trace_epochs=10,
+        )
+        if name == "select":
+            sub.add_argument(
+                "--output", required=True, help="Parquet file for the chosen sample_id/label rows"
+            )
+            sub.add_argument(
+                "--method", default="mrmc", help="random, mrmc, herding, kcenter, el2n, forgetting"
+            )
+            sub.add_argument("--budget", type=float, default=0.3, help="fraction of the pool to keep")
+            sub.add_argument("--seed", type=int, default=0)
+            sub.add_argument("--option", action="append", default=[], help="selector option KEY=VALUE")
+            sub.add_argument("--feature-space", choices=["embedding", "raw"], default="embedding")
+            sub.add_argument("--trace-epochs", type=int, default=10)
+        else:
+            sub.add_argument("--report", help="write the validation report JSON here")
+
+    commands.add_parser("papers", help="list registered papers and their stages").set_defaults(
+        handler=_papers
+    )
+    commands.add_parser("claims", help="print the claims table across papers").set_defaults(handler=_claims)
+
+    smoke = commands.add_parser(
+        "smoke", help="run pipelines at tiny sizes in a scratch copy (params.smoke.yaml)"
+    )
+    smoke.add_argument("targets", nargs="*", help="dvc.yaml stages (default: all)")
+    smoke.add_argument("--workdir", help="scratch folder (default: a new temporary folder, kept)")
+    smoke.set_defaults(handler=_smoke)
+
+    flow = commands.add_parser("flow", help="run a paper's stages as a Prefect flow (embedded, no server)")
+    flow.add_argument("paper")
+    flow.add_argument("--workspace", default=".", help="the DVC workspace to run in")
+    flow.add_argument("--force", action="store_true", help="rerun stages even if DVC finds them up to date")
+    flow.set_defaults(handler=_flow)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: user errors print one clear message and exit with status 2."""
+    args = build_parser().parse_args(argv)
+    try:
+        args.handler(args)
+    except PipelineError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return error.exit_code
+    return 0

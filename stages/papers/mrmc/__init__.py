@@ -1,0 +1,1 @@
+"""MRMC: core-set selection by maximum loss reduction (ICML 2025)."""

@@ -1,0 +1,88 @@
+"""The `mrmc:` section of params.yaml."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from stages.core.errors import PipelineError
+from stages.core.params import StrictModel
+from stages.datasets.sources import SOURCES
+from stages.methods.selection.registry import make_selector
+from stages.models.training import TrainConfig
+
+
+class MethodParams(StrictModel):
+    """One compared method: a registered selector and its options."""
+
+    selector: str
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class ClaimsParams(StrictModel):
+    """Thresholds the claims stage uses (fixed before any run, never fitted to results)."""
+
+    mrmc_method: str = "mrmc"
+    random_method: str = "random"
+    unbalanced_method: str = "mrmc_unbalanced"
+    score_baselines: list[str] = Field(default_factory=lambda: ["el2n", "forgetting"], min_length=1)
+    selection_time_ratio: float = Field(1.5, gt=0)
+    cost_budget: float = Field(0.3, gt=0, le=1)
+    uneven_ratio: float = Field(1.5, gt=1, description="max/min class count above which a core-set is uneven")
+
+
+class MRMCParams(StrictModel):
+    """Everything the MRMC pipeline reads."""
+
+    dataset: str = "fashion_mnist"
+    pool_size: int | None = Field(
+        20000, ge=10, description="training pool drawn (stratified) from the train split"
+    )
+    test_size: int | None = Field(None, ge=10, description="test rows used (None: the whole test split)")
+    seeds: list[int] = Field(default_factory=lambda: [0, 1, 2], min_length=1)
+    budgets: list[float] = Field(default_factory=lambda: [0.1, 0.3, 0.5], min_length=1)
+    feature_space: Literal["embedding", "raw"] = "embedding"
+    methods: dict[str, MethodParams]
+    trace: TrainConfig = TrainConfig(epochs=10)
+    train: TrainConfig = TrainConfig(epochs=15)
+    claims: ClaimsParams = ClaimsParams()
+
+    @field_validator("dataset")
+    @classmethod
+    def _known_dataset(cls, name: str) -> str:
+        if name not in SOURCES:
+            raise ValueError(f"unknown dataset; valid names: {', '.join(SOURCES.names())}")
+        return name
+
+    @field_validator("budgets")
+    @classmethod
+    def _fractions(cls, budgets: list[float]) -> list[float]:
+        if any(not 0 < budget < 1 for budget in budgets) or len(set(budgets)) != len(budgets):
+            raise ValueError("budgets must be distinct fractions in (0, 1)")
+        return sorted(budgets)
+
+    @field_validator("seeds")
+    @classmethod
+    def _distinct_seeds(cls, seeds: list[int]) -> list[int]:
+        if len(set(seeds)) != len(seeds) or min(seeds) < 0:
+            raise ValueError("seeds must be distinct non-negative integers")
+        return seeds
+
+    @model_validator(mode="after")
+    def _methods_build(self) -> MRMCParams:
+        for label, method in self.methods.items():
+            try:
+                make_selector(method.selector, method.options, key=f"mrmc.methods.{label}.options")
+            except PipelineError as error:
+                raise ValueError(f"methods.{label}: {error}") from None
+        if "full" in self.methods:
+            raise ValueError("'full' is reserved for the full-data reference run")
+        claims = self.claims
+        named = [claims.mrmc_method, claims.random_method, claims.unbalanced_method, *claims.score_baselines]
+        missing = [label for label in named if label not in self.methods]
+        if missing:
+            raise ValueError(f"claims name methods that are not in mrmc.methods: {', '.join(missing)}")
+        if self.claims.cost_budget not in self.budgets:
+            raise ValueError(f"claims.cost_budget {self.claims.cost_budget} is not one of the budgets")
+        return self

@@ -1,0 +1,84 @@
+"""Step `mrmc-train`: train a fresh model on every core-set (and on the full pool as reference).
+
+Each seed's models start from the same initialisation, so methods are compared on paired runs. Only the pool
+is a dependency: the test split cannot leak into training.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import torch
+from safetensors.torch import save_file
+
+from stages.core.io import read_parquet, write_json
+from stages.core.progress import progress
+from stages.core.seeding import derive_seed
+from stages.core.steps import StepContext
+from stages.datasets.classification import to_arrays
+from stages.models.training import Standardizer, build_model, train_classifier
+
+STANDARDIZER_FILE = "standardizer.safetensors"
+INDEX_FILE = "index.json"
+
+
+def run_key(method: str, budget: float, seed: int) -> str:
+    """File stem of one run's model."""
+    return f"{method}__{budget:.4f}__{seed}"
+
+
+def run(ctx: StepContext) -> None:
+    """Train one model per (method, budget, seed) in the selection table."""
+    params = ctx.params
+    pool_frame = read_parquet(ctx.input("pool"))
+    pool = to_arrays(pool_frame)
+    position = {int(sample_id): row for row, sample_id in enumerate(pool.sample_ids)}
+    standardize = Standardizer.fit(pool.features)
+    inputs, labels = standardize(pool.features), torch.from_numpy(pool.labels)
+    n_classes = int(pool.labels.max()) + 1
+    selections = read_parquet(ctx.input("selections"))
+    runs = selections.group_by(["method", "budget", "seed"], maintain_order=True).agg(pl.col("sample_id"))
+    models_dir: Path = ctx.output("models")
+    models_dir.mkdir()
+    save_file(
+        {"mean": torch.from_numpy(standardize.mean), "std": torch.from_numpy(standardize.std)},
+        models_dir / STANDARDIZER_FILE,
+    )
+    index, timings = [], []
+    for method, budget, seed, sample_ids in progress(runs.iter_rows(), desc="train", total=runs.height):
+        rows = torch.from_numpy(np.array([position[int(i)] for i in sample_ids], dtype=np.int64))
+        model = build_model(
+            inputs.shape[1], n_classes, params.train, derive_seed(ctx.common.seed, "mrmc", "init", seed)
+        )
+        started = time.perf_counter()
+        train_classifier(
+            model,
+            inputs[rows],
+            labels[rows],
+            params.train,
+            derive_seed(ctx.common.seed, "mrmc", "train", method, budget, seed),
+        )
+        seconds = time.perf_counter() - started
+        key = run_key(method, budget, seed)
+        save_file(model.state_dict(), models_dir / f"{key}.safetensors")
+        index.append(
+            {
+                "method": method,
+                "budget": budget,
+                "seed": seed,
+                "n_train": len(rows),
+                "file": f"{key}.safetensors",
+            }
+        )
+        timings.append({"method": method, "budget": budget, "seed": seed, "seconds": round(seconds, 4)})
+    architecture = {
+        "in_dim": int(inputs.shape[1]),
+        "hidden": list(params.train.hidden),
+        "n_classes": n_classes,
+    }
+    write_json({"architecture": architecture, "runs": index}, models_dir / INDEX_FILE)
+    write_json({"train_seconds": timings}, ctx.output("timings"))
+    ctx.log(f"trained {len(index)} models")
