@@ -1,0 +1,87 @@
+"""A Prefect flow per paper: one task per DVC stage, in DAG order, each run through `dvc repro`.
+
+`icml25 flow <paper>` runs it in Prefect's embedded mode (ephemeral API, no server). Each task runs
+`dvc repro --single-item <stage>`: DVC skips unchanged stages and writes `dvc.lock`, and a workspace lock
+makes DVC writes take turns. The flow ends by publishing a Markdown artifact with metrics and claims.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from prefect import flow, get_run_logger, task
+from prefect.artifacts import create_markdown_artifact
+
+from flows.dvc_graph import paper_stages
+from stages.core.dvc_cli import run_dvc
+
+LOG_TAIL_LINES = 40
+
+
+@task(name="dvc-stage", retries=0)
+def run_dvc_stage(stage: str, workspace: str, force: bool = False) -> str:
+    """Reproduce one stage through DVC and log its output; a failing stage fails the task with its message."""
+    logger = get_run_logger()
+    logger.info("dvc repro %s", stage)
+    args = ["repro", "--single-item", stage, *(["--force"] if force else [])]
+    completed = run_dvc(args, workspace, capture=True)
+    lines = [
+        line
+        for line in (completed.stdout + completed.stderr).splitlines()
+        if line.strip() and "it/s" not in line
+    ]
+    for line in lines[-LOG_TAIL_LINES:]:
+        logger.info("%s | %s", stage, line)
+    return stage
+
+
+def results_markdown(paper_id: str, workspace: Path) -> str:
+    """Metrics and claims of a paper as Markdown (for the Prefect artifact)."""
+    from stages.core.claims import read_claims
+    from stages.papers.registry import PAPERS
+    from stages.report import claims_table
+
+    paper = PAPERS.get(paper_id)
+    parts = [f"# {paper.title}", ""]
+    for step in paper.pipeline.steps:
+        for metrics_path in step.metrics.values():
+            path = workspace / metrics_path
+            if path.is_file():
+                parts += [
+                    f"## Metrics (`{metrics_path}`)",
+                    "",
+                    "```json",
+                    json.dumps(json.loads(path.read_text()), indent=2),
+                    "```",
+                    "",
+                ]
+    claims_path = workspace / paper.claims_path
+    if claims_path.is_file():
+        parts.append(claims_table({paper_id: read_claims(claims_path)}))
+    return "\n".join(parts)
+
+
+@flow(name="paper-pipeline", log_prints=True)
+def paper_flow(paper: str, workspace: str = ".", force: bool = False) -> list[str]:
+    """Run every stage of `paper` (and the stages it depends on) through DVC, then publish results."""
+    logger = get_run_logger()
+    stages = paper_stages(paper, workspace)
+    logger.info("stages in order: %s", ", ".join(stages))
+    finished = []
+    for stage in stages:
+        finished.append(run_dvc_stage.with_options(name=stage)(stage, workspace, force))
+    create_markdown_artifact(
+        key=f"{paper.replace('_', '-')}-results",
+        markdown=results_markdown(paper, Path(workspace)),
+        description=f"metrics and claims of {paper}",
+    )
+    return finished
+
+
+def run_paper_flow(paper: str, workspace: str = ".", force: bool = False) -> list[str]:
+    """Validate the paper id and run its flow (embedded Prefect unless PREFECT_API_URL points at a server)."""
+    from stages.papers.registry import PAPERS
+
+    PAPERS.get(paper)
+    return paper_flow(paper=paper, workspace=str(Path(workspace).resolve()), force=force)
