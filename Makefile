@@ -60,8 +60,8 @@ lint: setup  ## ruff
 serve: setup  ## Prefect server + UI on http://127.0.0.1:4200
 	prefect server start --host 127.0.0.1 --port 4200
 
-bench: setup  ## benchmarks (figures in benchmarks/results/)
-	python benchmarks/run.py
+bench: setup  ## benchmarks → reports/benchmarks/benchmarks.{json,png}
+	icml25 bench
 
 clean-venv:
 	rm -rf $(VENV)

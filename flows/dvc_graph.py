@@ -15,12 +15,12 @@ def paper_stages(paper_id: str, workspace: str | Path = ".") -> list[str]:
 
     with Repo(str(workspace)) as repo:
         graph = repo.index.graph  # edges point from a stage to the stages it depends on
-        by_name = {stage.addressing: stage for stage in graph.nodes}
+        by_name = {stage.name: stage for stage in graph.nodes}
         own = [name for name in by_name if name.startswith(f"{paper_id}-")]
         if not own:
             raise PipelineError(f"dvc.yaml in {workspace} has no stages named '{paper_id}-*'")
         needed = set(own)
         for name in own:
-            needed |= {stage.addressing for stage in nx.descendants(graph, by_name[name])}
-        order = [stage.addressing for stage in reversed(list(nx.topological_sort(graph)))]
+            needed |= {stage.name for stage in nx.descendants(graph, by_name[name])}
+        order = [stage.name for stage in reversed(list(nx.topological_sort(graph)))]
     return [name for name in order if name in needed]

@@ -92,6 +92,12 @@ def _smoke(args: argparse.Namespace) -> None:
     print(f"smoke run finished in {workdir}")
 
 
+def _bench(args: argparse.Namespace) -> None:
+    from stages.benchmarks import run_benchmarks
+
+    print(json.dumps(run_benchmarks(), indent=2))
+
+
 def _flow(args: argparse.Namespace) -> None:
     from flows.paper_flow import run_paper_flow
 
@@ -152,6 +158,8 @@ def build_parser() -> argparse.ArgumentParser:
     smoke.add_argument("targets", nargs="*", help="dvc.yaml stages (default: all)")
     smoke.add_argument("--workdir", help="scratch folder (default: a new temporary folder, kept)")
     smoke.set_defaults(handler=_smoke)
+
+    commands.add_parser("bench", help="benchmarks → reports/benchmarks/").set_defaults(handler=_bench)
 
     flow = commands.add_parser("flow", help="run a paper's stages as a Prefect flow (embedded, no server)")
     flow.add_argument("paper")

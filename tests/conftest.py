@@ -1,0 +1,61 @@
+"""Shared fixtures: tiny tables, the repository root, and one smoke run shared by the integration tests."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+from stages.core.dvc_cli import OFFLINE_ENV
+from stages.datasets.classification import from_arrays
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+os.environ.update(OFFLINE_ENV)
+os.environ.setdefault("ICML25_PROGRESS", "0")
+
+
+@pytest.fixture
+def repo_root() -> Path:
+    """The repository under test."""
+    return REPO_ROOT
+
+
+def blobs_table(
+    n_per_class: int = 30, n_classes: int = 3, n_features: int = 5, seed: int = 0
+) -> pl.DataFrame:
+    """A small classification table of separable Gaussian blobs, 20% of each class in test."""
+    rng = np.random.default_rng(seed)
+    centers = rng.normal(0, 4, size=(n_classes, n_features))
+    labels = np.repeat(np.arange(n_classes), n_per_class)
+    features = (centers[labels] + rng.normal(size=(len(labels), n_features))).astype(np.float32)
+    splits = np.where(np.arange(len(labels)) % 5 == 0, "test", "train")
+    return from_arrays(features, labels, splits)
+
+
+@pytest.fixture
+def tiny_table() -> pl.DataFrame:
+    """90 rows, 3 classes, 5 features."""
+    return blobs_table()
+
+
+def run_cli(
+    args: list[str], cwd: Path, extra_env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
+    """Run `python -m stages ARGS` (the `icml25` command) as a user would."""
+    env = {**os.environ, **OFFLINE_ENV, "ICML25_PROGRESS": "0", **(extra_env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "stages", *args], cwd=cwd, env=env, capture_output=True, text=True, check=False
+    )
+
+
+@pytest.fixture(scope="session")
+def smoke_workspace(tmp_path_factory) -> Path:
+    """A scratch copy of the repo where every pipeline ran end to end at smoke sizes through `dvc repro`."""
+    from stages.smoke import run_smoke
+
+    return run_smoke(workdir=tmp_path_factory.mktemp("smoke") / "ws", root=REPO_ROOT)
