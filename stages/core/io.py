@@ -121,6 +121,8 @@ class OutputTransaction:
         """The staging path to write instead of ``final`` (files or folders)."""
         assert self._staging is not None, "use OutputTransaction as a context manager"
         final = Path(final)
+        if final in self._targets:
+            return self._targets[final]
         staged = self._staging / f"{len(self._targets):03d}" / final.name
         staged.parent.mkdir(parents=True)
         self._targets[final] = staged

@@ -57,3 +57,11 @@ def test_missing_parquet_names_the_file(tmp_path):
 def test_polars_array_column_survives(tmp_path, tiny_table):
     write_parquet(tiny_table, tmp_path / "a.parquet")
     assert isinstance(pl.read_parquet(tmp_path / "a.parquet").schema["features"], pl.Array)
+
+
+def test_asking_twice_for_an_output_gives_the_same_staging_path(tmp_path):
+    with OutputTransaction(tmp_path) as out:
+        first = out.path(tmp_path / "a.json")
+        assert out.path(tmp_path / "a.json") == first
+        write_json({"a": 1}, first)
+    assert (tmp_path / "a.json").is_file()
