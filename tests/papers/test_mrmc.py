@@ -12,6 +12,7 @@ from stages.core.io import file_md5
 from stages.core.params import apply_overrides, read_params_file, validate_section, write_params_file
 from stages.papers.mrmc.claims import accuracy_claim, class_count_ratio
 from stages.papers.mrmc.params import MRMCParams
+from stages.papers.mrmc.pipeline import PIPELINE
 from stages.papers.mrmc.prepare import proportional_counts, split_pool_and_test
 from stages.pipelines import run_stage
 
@@ -108,15 +109,7 @@ def _run_tiny_pipeline(workspace, repo_root):
     shutil.copy(repo_root / "params.yaml", workspace / "params.yaml")
     params_path = workspace / "params.yaml"
     write_params_file(apply_overrides(read_params_file(params_path), TINY), params_path)
-    for stage in (
-        "data-digits",
-        "mrmc-prepare",
-        "mrmc-trace",
-        "mrmc-select",
-        "mrmc-train",
-        "mrmc-evaluate",
-        "mrmc-claims",
-    ):
+    for stage in ["data-digits", *(PIPELINE.stage_name(step) for step in PIPELINE.steps)]:
         run_stage(stage, params_path, root=workspace)
     return {path: file_md5(workspace / path) for path in DATA_OUTPUTS}
 

@@ -1,0 +1,23 @@
+"""The MRMC pipeline at default params through `dvc repro`, in a scratch copy (about 5 minutes on 2 cores)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from stages.core.claims import read_claims
+from stages.core.dvc_cli import run_dvc
+from stages.smoke import scratch_copy
+
+pytestmark = [pytest.mark.slow, pytest.mark.integration]
+
+
+def test_default_params_reproduce_end_to_end(tmp_path, repo_root):
+    workspace = scratch_copy(repo_root, tmp_path / "ws")
+    run_dvc(["repro", "mrmc-claims"], workspace)
+    claims = {claim.id: claim for claim in read_claims(workspace / "data/mrmc/claims.json")}
+    assert set(claims) == {"accuracy_vs_random", "selection_cost", "balance_matters"}
+    metrics = json.loads((workspace / "data/mrmc/metrics.json").read_text())
+    assert metrics["full"]["all"]["mean_accuracy"] > 0.8  # an MLP on 20k Fashion-MNIST images
+    assert claims["balance_matters"].measured["class_count_ratio_balanced"] == pytest.approx(1.0)
