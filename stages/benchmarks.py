@@ -50,11 +50,18 @@ def bench_parquet(root: Path, repeats: int = 3) -> dict:
     pixels = to_arrays(table, dtype=np.uint8).features
     with tempfile.TemporaryDirectory() as folder:
         parquet_path, npy_path = Path(folder) / "t.parquet", Path(folder) / "t.npy"
-        parquet = best_of(lambda: (write_parquet(table, parquet_path), pl.read_parquet(parquet_path)), repeats)
+        parquet = best_of(
+            lambda: (write_parquet(table, parquet_path), pl.read_parquet(parquet_path)), repeats
+        )
         numpy_ref = best_of(lambda: (np.save(npy_path, pixels), np.load(npy_path)), repeats)
         sizes = {"parquet_mb": parquet_path.stat().st_size / 1e6, "npy_mb": npy_path.stat().st_size / 1e6}
-    return {"rows": table.height, "parquet_write_read_s": parquet, "npy_write_read_s": numpy_ref,
-            "target_s": 2.0, **sizes}
+    return {
+        "rows": table.height,
+        "parquet_write_read_s": parquet,
+        "npy_write_read_s": numpy_ref,
+        "target_s": 2.0,
+        **sizes,
+    }
 
 
 def bench_noop_repro(root: Path, repeats: int = 3) -> dict:
@@ -73,30 +80,44 @@ def bench_selection(pool_size: int = 60_000, epochs: int = 10, repeats: int = 20
 
     rng = np.random.default_rng(seed)
     decay = rng.gamma(2.0, 0.1, pool_size)
-    loss = (rng.gamma(2.0, 1.0, pool_size)[:, None] * np.exp(-np.outer(decay, np.arange(1, epochs + 1))))
-    trace = TrainingTrace(loss=loss.astype(np.float32), correct=rng.random((pool_size, epochs)) > 0.3,
-                          error_norm=rng.random((pool_size, epochs)).astype(np.float32))
-    pool = SelectionPool(rng.normal(size=(pool_size, 8)).astype(np.float32), rng.integers(0, 10, pool_size), trace)
+    loss = rng.gamma(2.0, 1.0, pool_size)[:, None] * np.exp(-np.outer(decay, np.arange(1, epochs + 1)))
+    trace = TrainingTrace(
+        loss=loss.astype(np.float32),
+        correct=rng.random((pool_size, epochs)) > 0.3,
+        error_norm=rng.random((pool_size, epochs)).astype(np.float32),
+    )
+    pool = SelectionPool(
+        rng.normal(size=(pool_size, 8)).astype(np.float32), rng.integers(0, 10, pool_size), trace
+    )
     budget = budget_count(0.3, pool_size)
     seconds = {
         name: best_of(lambda name=name: make_selector(name)(pool, budget, np.random.default_rng(0)), repeats)
         for name in ("mrmc", "el2n", "forgetting", "random")
     }
-    return {"pool_size": pool_size, "epochs": epochs, "budget": budget, "seconds": seconds,
-            "mrmc_over_el2n": seconds["mrmc"] / seconds["el2n"]}
+    return {
+        "pool_size": pool_size,
+        "epochs": epochs,
+        "budget": budget,
+        "seconds": seconds,
+        "mrmc_over_el2n": seconds["mrmc"] / seconds["el2n"],
+    }
 
 
 def plot(results: dict, path: Path) -> None:
     """Three panels: Parquet vs .npy, no-op repro vs target, selection seconds per method."""
     figure, panels = new_figure(12, 3.6, ncols=3)
     parquet = results["parquet"]
-    panels[0].bar(["parquet", ".npy (ref)", "target"],
-                  [parquet["parquet_write_read_s"], parquet["npy_write_read_s"], parquet["target_s"]],
-                  color=["C0", "C7", "C3"])
+    panels[0].bar(
+        ["parquet", ".npy (ref)", "target"],
+        [parquet["parquet_write_read_s"], parquet["npy_write_read_s"], parquet["target_s"]],
+        color=["C0", "C7", "C3"],
+    )
     panels[0].set_title("70k×784 write+read (s)")
     repro = results["noop_repro"]
     if "noop_repro_s" in repro:
-        panels[1].bar(["no-op dvc repro", "target"], [repro["noop_repro_s"], repro["target_s"]], color=["C0", "C3"])
+        panels[1].bar(
+            ["no-op dvc repro", "target"], [repro["noop_repro_s"], repro["target_s"]], color=["C0", "C3"]
+        )
     panels[1].set_title("no-op dvc repro (s)")
     selection = results["selection"]["seconds"]
     panels[2].bar(list(selection), [value * 1000 for value in selection.values()], color="C0")
@@ -107,7 +128,11 @@ def plot(results: dict, path: Path) -> None:
 def run_benchmarks(root: str | Path = ".") -> dict:
     """Run all benchmarks and write `reports/benchmarks/benchmarks.{json,png}`."""
     root = Path(root)
-    results = {"parquet": bench_parquet(root), "noop_repro": bench_noop_repro(root), "selection": bench_selection()}
+    results = {
+        "parquet": bench_parquet(root),
+        "noop_repro": bench_noop_repro(root),
+        "selection": bench_selection(),
+    }
     out = root / RESULTS_DIR
     write_json(results, out / "benchmarks.json")
     plot(results, out / "benchmarks.png")

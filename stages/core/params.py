@@ -47,7 +47,9 @@ def validate_section(model: type[ModelT], raw: Any, section: str, source: str = 
         problems = []
         for item in error.errors():
             key = ".".join([section, *(str(part) for part in item["loc"])])
-            problems.append(f"  {key}: {item['msg']} (got {item.get('input')!r})")
+            got = repr(item.get("input"))
+            got = got if len(got) <= 120 else got[:117] + "..."
+            problems.append(f"  {key}: {item['msg']} (got {got})")
         raise ParamsError(
             f"{source}: invalid params in section '{section}':\n" + "\n".join(problems)
         ) from None
