@@ -65,3 +65,11 @@ def test_flow_runs_stages_through_dvc_and_publishes_results(tmp_path, repo_root,
     write_params_file(apply_overrides(read_params_file(params_path), ["mrmc.train.epochs=0"]), params_path)
     with pytest.raises(Exception, match=r"mrmc\.train\.epochs"):
         paper_flow(paper="mrmc", workspace=str(workspace))
+
+
+def test_unknown_paper_fails_before_prefect_starts(repo_root):
+    from tests.conftest import run_cli
+
+    result = run_cli(["flow", "mrcm"], repo_root)
+    assert result.returncode == 2
+    assert "unknown paper 'mrcm'; valid names: mrmc" in result.stderr
