@@ -10,6 +10,7 @@ from stages.common import CommonParams
 from stages.core.errors import PipelineError
 from stages.core.io import OutputTransaction
 from stages.core.params import PARAMS_FILE, read_params_file, validate_section
+from stages.core.seeding import seed_everything
 from stages.core.steps import Pipeline, Step, StepContext, resolve_template
 
 
@@ -52,6 +53,7 @@ def run_stage(stage_name: str, params_path: str | Path = PARAMS_FILE, root: str 
             "that produce them first (`dvc repro` does)"
         )
     outputs = {role: root / resolve_template(path, raw) for role, path in step.all_outputs().items()}
+    seed_everything(common.seed)  # steps derive their own seeds; this pins any library-level randomness too
     with OutputTransaction(root) as transaction:
         context = StepContext(
             stage=stage_name,
