@@ -45,9 +45,15 @@ class NoOptions(StrictModel):
 
 
 class BalanceOption(StrictModel):
-    """Options of selectors that can split the budget evenly over classes."""
+    """Options of selectors that can split the budget evenly over classes (off by default)."""
 
     balance: bool = False
+
+
+class BalancedByDefault(StrictModel):
+    """Options of selectors that split the budget evenly over classes unless told not to (DeepCore's default)."""
+
+    balance: bool = True
 
 
 class CoresetSelector(ABC):

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from stages.core.params import StrictModel
-from stages.methods.selection.coreset import SELECTORS, CoresetSelector, SelectionPool, per_class
-
-
-class HerdingOptions(StrictModel):
-    """Herding's options (class-balanced by default, as in DeepCore)."""
-
-    balance: bool = True
+from stages.methods.selection.coreset import (
+    SELECTORS,
+    BalancedByDefault,
+    CoresetSelector,
+    SelectionPool,
+    per_class,
+)
 
 
 def herd(features: np.ndarray, budget: int) -> np.ndarray:
@@ -37,7 +36,7 @@ class HerdingSelector(CoresetSelector):
     """Herding in feature space (use embeddings of a trained model for images)."""
 
     name = "herding"
-    Options = HerdingOptions
+    Options = BalancedByDefault
 
     def select(self, pool: SelectionPool, budget: int, rng: np.random.Generator) -> np.ndarray:
         return per_class(

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from stages.core.params import StrictModel
-from stages.methods.selection.coreset import SELECTORS, CoresetSelector, SelectionPool, per_class
-
-
-class KCenterOptions(StrictModel):
-    """k-center's options (class-balanced by default, as in DeepCore)."""
-
-    balance: bool = True
+from stages.methods.selection.coreset import (
+    SELECTORS,
+    BalancedByDefault,
+    CoresetSelector,
+    SelectionPool,
+    per_class,
+)
 
 
 def k_center_greedy(features: np.ndarray, budget: int, first: int) -> np.ndarray:
@@ -35,7 +34,7 @@ class KCenterSelector(CoresetSelector):
     """k-center greedy in feature space, seeded with a random first center."""
 
     name = "kcenter"
-    Options = KCenterOptions
+    Options = BalancedByDefault
 
     def select(self, pool: SelectionPool, budget: int, rng: np.random.Generator) -> np.ndarray:
         def pick(members: np.ndarray, quota: int) -> np.ndarray:

@@ -15,9 +15,9 @@ from __future__ import annotations
 import numpy as np
 from pydantic import Field
 
-from stages.core.params import StrictModel
 from stages.methods.selection.coreset import (
     SELECTORS,
+    BalancedByDefault,
     CoresetSelector,
     SelectionPool,
     per_class,
@@ -28,10 +28,9 @@ from stages.methods.selection.coreset import (
 LOSS_FLOOR = 1e-8
 
 
-class MRMCOptions(StrictModel):
-    """MRMC's options."""
+class MRMCOptions(BalancedByDefault):
+    """MRMC's options: class balance (on by default) and the optional proxy fill."""
 
-    balance: bool = True
     proxy_fraction: float = Field(0.0, ge=0, lt=1)
     gamma: float = Field(2.0, ge=0)
 
