@@ -92,6 +92,28 @@ def _smoke(args: argparse.Namespace) -> None:
     print(f"smoke run finished in {workdir}")
 
 
+def _run(args: argparse.Namespace) -> None:
+    from stages.experiments import run_experiment
+
+    result = run_experiment(args.paper, args.set, args.name, args.workspace)
+    print(f"experiment {result.name} ({result.rev}) — `icml25 audit {args.paper} --exp {result.name}`")
+
+
+def _audit(args: argparse.Namespace) -> None:
+    from stages.audit import audit_markdown, audit_record, diff_markdown
+
+    if args.diff:
+        first, second = (audit_record(args.paper, run, args.workspace) for run in args.diff)
+        text = diff_markdown(first, second)
+    else:
+        text = audit_markdown(audit_record(args.paper, args.exp or "workspace", args.workspace))
+    if args.output:
+        from stages.core.io import write_text
+
+        write_text(text, args.output)
+    print(text)
+
+
 def _bench(args: argparse.Namespace) -> None:
     from stages.benchmarks import run_benchmarks
 
@@ -158,6 +180,27 @@ def build_parser() -> argparse.ArgumentParser:
     smoke.add_argument("targets", nargs="*", help="dvc.yaml stages (default: all)")
     smoke.add_argument("--workdir", help="scratch folder (default: a new temporary folder, kept)")
     smoke.set_defaults(handler=_smoke)
+
+    run = commands.add_parser("run", help="run a paper with param overrides as a DVC experiment (isolated)")
+    run.add_argument("paper")
+    run.add_argument(
+        "-S", "--set", action="append", default=[], metavar="KEY=VALUE", help="e.g. mrmc.pool_size=5000"
+    )
+    run.add_argument("-n", "--name", help="experiment name (default: DVC picks one)")
+    run.add_argument("--workspace", default=".")
+    run.set_defaults(handler=_run)
+
+    audit = commands.add_parser(
+        "audit", help="params, data hashes, validation, code, metrics and claims of a run"
+    )
+    audit.add_argument("paper")
+    audit.add_argument("--exp", help="an experiment name (default: the workspace)")
+    audit.add_argument(
+        "--diff", nargs=2, metavar=("A", "B"), help="compare two runs ('workspace' or exp names)"
+    )
+    audit.add_argument("--output", help="also write the Markdown here")
+    audit.add_argument("--workspace", default=".")
+    audit.set_defaults(handler=_audit)
 
     commands.add_parser("bench", help="benchmarks → reports/benchmarks/").set_defaults(handler=_bench)
 

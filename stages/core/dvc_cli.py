@@ -6,6 +6,7 @@ the record of what ran.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -52,10 +53,16 @@ def workspace_lock(workspace: str | Path) -> FileLock:
     return FileLock(str(path))
 
 
-def run_dvc(args: Sequence[str], workspace: str | Path, capture: bool = False) -> subprocess.CompletedProcess:
-    """Run `dvc ARGS` in `workspace` while holding its lock; a failure raises with DVC's own message."""
+def run_dvc(
+    args: Sequence[str], workspace: str | Path, capture: bool = False, lock: bool = True
+) -> subprocess.CompletedProcess:
+    """Run `dvc ARGS` in `workspace`; a failure raises with DVC's own message.
+
+    `lock` holds the workspace lock for commands that write the workspace (repro); read-only commands and
+    temporary experiments, which run in their own copy, pass `lock=False`.
+    """
     command = [dvc_executable(), *args]
-    with workspace_lock(workspace):
+    with workspace_lock(workspace) if lock else contextlib.nullcontext():
         completed = subprocess.run(
             command,
             cwd=workspace,

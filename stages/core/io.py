@@ -101,6 +101,30 @@ def atomic_path(final: Path) -> Iterator[Path]:
         tmp.unlink(missing_ok=True)
 
 
+STAGING_PREFIX = ".icml25-staging-"
+
+
+def remove_stale_staging(root: Path) -> list[Path]:
+    """Delete staging folders left by killed stages (their process is gone); returns what was removed."""
+    removed = []
+    for folder in Path(root).glob(f"{STAGING_PREFIX}*"):
+        owner = folder.name[len(STAGING_PREFIX) :].split("-", 1)[0]
+        if owner.isdigit() and not _process_alive(int(owner)):
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
+    return removed
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 class OutputTransaction:
     """Collects a stage's outputs in a staging folder and moves them into place together on success.
 
@@ -114,7 +138,8 @@ class OutputTransaction:
         self._targets: dict[Path, Path] = {}
 
     def __enter__(self) -> OutputTransaction:
-        self._staging = Path(tempfile.mkdtemp(prefix=".icml25-staging-", dir=self._root))
+        remove_stale_staging(self._root)
+        self._staging = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-", dir=self._root))
         return self
 
     def path(self, final: str | Path) -> Path:

@@ -33,7 +33,7 @@ def prefect_harness(tmp_path_factory):
 
 
 def test_paper_stages_come_from_dvc_in_dag_order(repo_root):
-    from flows.dvc_graph import paper_stages
+    from stages.core.dvc_graph import paper_stages
 
     assert paper_stages("mrmc", repo_root) == EXPECTED
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import polars as pl
 import pytest
 
@@ -65,3 +67,19 @@ def test_asking_twice_for_an_output_gives_the_same_staging_path(tmp_path):
         assert out.path(tmp_path / "a.json") == first
         write_json({"a": 1}, first)
     assert (tmp_path / "a.json").is_file()
+
+
+def test_staging_left_by_a_dead_process_is_removed(tmp_path):
+    import subprocess
+
+    from stages.core.io import STAGING_PREFIX
+
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale = tmp_path / f"{STAGING_PREFIX}{dead.pid}-abc"
+    (stale / "000").mkdir(parents=True)
+    alive = tmp_path / f"{STAGING_PREFIX}{os.getpid()}-live"
+    alive.mkdir()
+    with OutputTransaction(tmp_path) as out:
+        write_json({}, out.path(tmp_path / "x.json"))
+    assert not stale.exists() and alive.exists()

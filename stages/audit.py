@@ -1,0 +1,181 @@
+"""`icml25 audit`: which data, params and code produced a paper's numbers, for the workspace or an experiment.
+
+Everything comes from the record DVC and git keep: `dvc.lock` (md5 of every dep and out, params each stage
+read), `params.yaml`, the git commit, and the DVC-tracked metrics, claims and validation reports of that
+revision.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from stages.core.dvc_graph import paper_stages
+from stages.core.errors import PipelineError
+from stages.experiments import experiment_revs
+
+WORKSPACE = "workspace"
+
+
+@dataclass(frozen=True)
+class AuditRecord:
+    """What produced one run of a paper."""
+
+    paper: str
+    run: str
+    commit: str
+    params: dict[str, Any]
+    hashes: dict[str, str]
+    validation: dict[str, dict[str, Any]]
+    metrics: dict[str, Any]
+    claims: list[dict[str, Any]]
+
+
+def _git(workspace: Path, *args: str) -> str:
+    completed = subprocess.run(["git", *args], cwd=workspace, capture_output=True, text=True, check=False)
+    if completed.returncode != 0:
+        raise PipelineError(f"git {' '.join(args)} failed in {workspace}: {completed.stderr.strip()}")
+    return completed.stdout
+
+
+class _Revision:
+    """Reads files as they were in the workspace or at an experiment's git revision."""
+
+    def __init__(self, workspace: Path, rev: str | None) -> None:
+        self.workspace, self.rev = workspace, rev
+
+    def git_file(self, path: str) -> str:
+        if self.rev is None:
+            return (self.workspace / path).read_text()
+        return _git(self.workspace, "show", f"{self.rev}:{path}")
+
+    def data_file(self, path: str) -> str | None:
+        if self.rev is None:
+            file = self.workspace / path
+            return file.read_text() if file.is_file() else None
+        import dvc.api
+
+        try:
+            return dvc.api.read(path, repo=str(self.workspace), rev=self.rev)
+        except Exception:  # an output DVC cannot find at that revision is reported as missing
+            return None
+
+    def commit(self) -> str:
+        if self.rev is not None:
+            baseline = _git(self.workspace, "rev-parse", f"{self.rev}^").strip()
+            return f"{self.rev} (experiment on {baseline})"
+        head = _git(self.workspace, "rev-parse", "HEAD").strip()
+        dirty = _git(self.workspace, "status", "--porcelain", "--untracked-files=no").strip()
+        return head + (" + uncommitted changes" if dirty else "")
+
+
+def audit_record(paper: str, run: str = WORKSPACE, workspace: str | Path = ".") -> AuditRecord:
+    """Collect the audit of `paper` for the workspace (`run="workspace"`) or an experiment name."""
+    from stages.papers.registry import PAPERS
+
+    workspace = Path(workspace)
+    pipeline = PAPERS.get(paper).pipeline
+    rev = None
+    if run != WORKSPACE:
+        revs = experiment_revs(workspace)
+        if run not in revs:
+            raise PipelineError(
+                f"no experiment named '{run}'; experiments: {', '.join(sorted(revs)) or '(none)'}"
+            )
+        rev = revs[run]
+    source = _Revision(workspace, rev)
+    lock = yaml.safe_load(source.git_file("dvc.lock"))["stages"]
+    stages = [name for name in paper_stages(paper, workspace) if name in lock]
+    hashes = {
+        f"{entry['path']}": entry.get("md5", "")
+        for name in stages
+        for kind in ("deps", "outs")
+        for entry in lock[name].get(kind, [])
+    }
+    validation = {}
+    for path in sorted(path for path in hashes if path.endswith("validation.json")):
+        text = source.data_file(path)
+        if text:
+            report = json.loads(text)
+            validation[path] = _validation_summary(report)
+    metrics = {
+        path: json.loads(text)
+        for step in pipeline.steps
+        for path in step.metrics.values()
+        if (text := source.data_file(path))
+    }
+    claims_text = source.data_file(PAPERS.get(paper).claims_path)
+    return AuditRecord(
+        paper=paper,
+        run=run,
+        commit=source.commit(),
+        params=yaml.safe_load(source.git_file("params.yaml")).get(pipeline.params_section, {}),
+        hashes=hashes,
+        validation=validation,
+        metrics=metrics,
+        claims=json.loads(claims_text) if claims_text else [],
+    )
+
+
+def _validation_summary(report: dict[str, Any]) -> dict[str, Any]:
+    if "success" in report:
+        return {
+            "success": report["success"],
+            "rows": report.get("rows"),
+            "expectations": len(report["results"]),
+        }
+    return {name: _validation_summary(part) for name, part in report.items() if isinstance(part, dict)}
+
+
+def flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    """Nested dicts as `a.b.c` keys (lists stay values)."""
+    if not isinstance(value, dict):
+        return {prefix: value}
+    flat: dict[str, Any] = {}
+    for key, item in value.items():
+        flat.update(flatten(item, f"{prefix}.{key}" if prefix else str(key)))
+    return flat
+
+
+def audit_markdown(record: AuditRecord) -> str:
+    """The audit as Markdown."""
+    lines = [f"# Audit: {record.paper} ({record.run})", "", f"- code: `{record.commit}`", "", "## Params", ""]
+    lines += [f"- `{record.paper}.{key}` = `{value}`" for key, value in flatten(record.params).items()]
+    lines += ["", "## Data and model hashes (md5, from dvc.lock)", "", "| path | md5 |", "|---|---|"]
+    lines += [f"| `{path}` | `{md5}` |" for path, md5 in sorted(record.hashes.items())]
+    lines += ["", "## Data validation", ""]
+    lines += [
+        f"- `{path}`: `{json.dumps(summary, sort_keys=True)}`" for path, summary in record.validation.items()
+    ]
+    lines += ["", "## Metrics", ""]
+    for path, metrics in record.metrics.items():
+        lines += [f"- `{path}`"] + [f"  - {key}: {value}" for key, value in flatten(metrics).items()]
+    lines += ["", "## Claims", ""]
+    lines += [
+        f"- {claim['id']}: {'holds' if claim['holds'] else 'does NOT hold'} — {json.dumps(claim['measured'])}"
+        for claim in record.claims
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def diff_markdown(first: AuditRecord, second: AuditRecord) -> str:
+    """What changed between two runs: params, data hashes, metrics."""
+    sections = [
+        ("Params", flatten(first.params), flatten(second.params)),
+        ("Data and model hashes", first.hashes, second.hashes),
+        ("Metrics", flatten(first.metrics), flatten(second.metrics)),
+    ]
+    lines = [f"# Audit diff: {first.paper}: {first.run} → {second.run}", ""]
+    for title, left, right in sections:
+        changed = sorted(key for key in left.keys() | right.keys() if left.get(key) != right.get(key))
+        lines += [f"## {title} ({len(changed)} changed)", ""]
+        if changed:
+            lines += [f"| key | {first.run} | {second.run} |", "|---|---|---|"]
+            lines += [f"| `{key}` | `{left.get(key)}` | `{right.get(key)}` |" for key in changed]
+        lines.append("")
+    return "\n".join(lines)

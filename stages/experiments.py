@@ -1,0 +1,89 @@
+"""Runs with param overrides as DVC experiments: validated first, then `dvc exp run --temp` in an isolated
+copy, so the main workspace and its `dvc.lock` stay untouched and each run shows in `dvc exp show`."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from stages.common import CommonParams
+from stages.core.dvc_cli import run_dvc
+from stages.core.errors import ParamsError, PipelineError
+from stages.core.params import (
+    PARAMS_FILE,
+    apply_overrides,
+    parse_override,
+    read_params_file,
+    validate_section,
+)
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+def validate_overrides(paper: str, overrides: Sequence[str], workspace: str | Path = ".") -> dict[str, Any]:
+    """Apply `key=value` overrides to the workspace's params and validate them; raise naming the bad key.
+
+    Only the paper's own section and `common` may be overridden from a paper run.
+    """
+    from stages.papers.registry import PAPERS
+
+    pipeline = PAPERS.get(paper).pipeline
+    for text in overrides:
+        section = parse_override(text)[0][0]
+        if section not in (pipeline.params_section, "common"):
+            raise ParamsError(
+                f"override '{text}': a run of '{paper}' may only change '{paper}.*' or 'common.*'"
+            )
+    params = apply_overrides(read_params_file(Path(workspace) / PARAMS_FILE), list(overrides))
+    validate_section(CommonParams, params.get("common"), "common", "overrides")
+    validate_section(
+        pipeline.params_model, params.get(pipeline.params_section), pipeline.params_section, "overrides"
+    )
+    return params
+
+
+@dataclass(frozen=True)
+class ExperimentRun:
+    """A finished experiment: its name and git revision."""
+
+    name: str
+    rev: str
+
+
+def run_experiment(
+    paper: str, overrides: Sequence[str] = (), name: str | None = None, workspace: str | Path = "."
+) -> ExperimentRun:
+    """Validate the overrides, then run the paper's pipeline as a temporary DVC experiment."""
+    if name is not None and not _NAME.match(name):
+        raise ParamsError(f"experiment name '{name}': use letters, digits, '.', '_' or '-'")
+    validate_overrides(paper, overrides, workspace)
+    args = ["exp", "run", "--temp", f"{paper}-claims"]
+    args += [item for text in overrides for item in ("-S", text)]
+    if name:
+        args += ["-n", name]
+    completed = run_dvc(args, workspace, capture=True, lock=False)
+    found = re.search(r"Ran experiment\(s\): (\S+)", completed.stdout + completed.stderr)
+    if not found:
+        raise PipelineError(
+            f"dvc exp run finished without naming the experiment:\n{completed.stdout[-2000:]}"
+        )
+    exp_name = found.group(1)
+    return ExperimentRun(name=exp_name, rev=experiment_revs(workspace)[exp_name])
+
+
+def experiment_revs(workspace: str | Path = ".") -> dict[str, str]:
+    """Experiment name → git revision, for every experiment DVC knows in this workspace."""
+    shown = json.loads(
+        run_dvc(["exp", "show", "--json", "--no-fetch"], workspace, capture=True, lock=False).stdout
+    )
+    revs: dict[str, str] = {}
+    for baseline in shown:
+        for experiment in baseline.get("experiments") or []:
+            for rev in experiment.get("revs", []):
+                if rev.get("name"):
+                    revs[rev["name"]] = rev["rev"]
+    return revs

@@ -1,0 +1,88 @@
+"""Runs with overrides as DVC experiments, audits of them, and the DVC remote round trip."""
+
+from __future__ import annotations
+
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from stages.audit import audit_markdown, audit_record, diff_markdown
+from stages.core.dvc_cli import run_dvc
+from stages.core.errors import ParamsError
+from stages.core.io import file_md5
+from stages.experiments import experiment_revs, run_experiment
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("mrmc.train.epoks=3", r"mrmc\.train\.epoks"),
+        ("mrmc.budgets=[0.1, 2]", r"mrmc\.budgets"),
+        ("coreset.budget=0.1", "may only change 'mrmc.*'"),
+    ],
+)
+def test_bad_override_fails_before_any_work(committed_smoke_workspace, override, message):
+    before = set(experiment_revs(committed_smoke_workspace))
+    with pytest.raises(ParamsError, match=message):
+        run_experiment("mrmc", [override], workspace=committed_smoke_workspace)
+    assert set(experiment_revs(committed_smoke_workspace)) == before
+
+
+def test_concurrent_experiments_finish_and_leave_the_workspace_alone(committed_smoke_workspace):
+    workspace = committed_smoke_workspace
+    lock_before = file_md5(workspace / "dvc.lock")
+    runs = {"ep3": ["mrmc.train.epochs=3"], "ratio2": ["mrmc.claims.uneven_ratio=2.0"]}
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        futures = {
+            name: pool.submit(run_experiment, "mrmc", overrides, name, workspace)
+            for name, overrides in runs.items()
+        }
+        results = {name: future.result() for name, future in futures.items()}
+    assert {result.name for result in results.values()} == set(runs)
+    assert file_md5(workspace / "dvc.lock") == lock_before
+    assert set(runs) <= set(experiment_revs(workspace))
+
+    epochs = audit_record("mrmc", "ep3", workspace)
+    assert epochs.params["train"]["epochs"] == 3
+    assert epochs.metrics["data/mrmc/metrics.json"]["full"]["all"]["mean_accuracy"] > 0
+    assert {claim["id"] for claim in epochs.claims} == {
+        "accuracy_vs_random",
+        "selection_cost",
+        "balance_matters",
+    }
+    assert all(len(md5) >= 32 for md5 in epochs.hashes.values())
+    text = audit_markdown(epochs)
+    assert "`mrmc.train.epochs` = `3`" in text and "data/mrmc/pool.parquet" in text
+    assert '"success": true' in text
+
+    baseline = audit_record("mrmc", "workspace", workspace)
+    diff = diff_markdown(baseline, epochs)
+    assert "| `train.epochs` | `2` | `3` |" in diff
+    assert "`data/mrmc/models`" in diff  # retrained models
+    pool_line = f"`data/mrmc/pool.parquet` | `{baseline.hashes['data/mrmc/pool.parquet']}`"
+    assert pool_line not in diff  # the pool did not change
+    ratio_diff = diff_markdown(baseline, audit_record("mrmc", "ratio2", workspace))
+    assert "claims.uneven_ratio" in ratio_diff and "## Metrics (0 changed)" in ratio_diff
+
+
+def test_push_pull_restores_identical_data_into_a_fresh_clone(committed_smoke_workspace, tmp_path):
+    source = committed_smoke_workspace
+    remote = tmp_path / "remote"
+    run_dvc(["remote", "add", "--local", "-f", "-d", "scratch", str(remote)], source, capture=True)
+    run_dvc(["push"], source, capture=True)
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(source), str(clone)], check=True)
+    run_dvc(["remote", "add", "--local", "-f", "-d", "scratch", str(remote)], clone, capture=True)
+    run_dvc(["pull"], clone, capture=True)
+    for path in (
+        "data/mrmc/pool.parquet",
+        "data/mrmc/results.parquet",
+        "data/mrmc/claims.json",
+        "reports/claims.md",
+    ):
+        assert file_md5(clone / path) == file_md5(source / path), path
+    status = run_dvc(["status", "--json"], clone, capture=True)
+    assert status.stdout.strip() == "{}"
