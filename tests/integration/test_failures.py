@@ -1,0 +1,65 @@
+"""A run killed mid-stage leaves no corrupted output and no stale lock; the next run resumes and succeeds."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+import yaml
+
+from stages.core.dvc_cli import dvc_executable, run_dvc, subprocess_env
+from stages.core.io import STAGING_PREFIX, file_md5
+from stages.core.params import apply_overrides, read_params_file, write_params_file
+from stages.smoke import apply_smoke_params, scratch_copy
+
+pytestmark = pytest.mark.integration
+
+
+def _wait_for_staging(workspace, process, timeout=180.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if list(workspace.glob(f"{STAGING_PREFIX}*")) and not (workspace / "data/mrmc/models").exists():
+            return
+        if process.poll() is not None:
+            pytest.fail("dvc repro ended before the train stage could be killed")
+        time.sleep(0.2)
+    pytest.fail("the train stage never started")
+
+
+def test_killed_run_leaves_no_partial_output_and_the_rerun_resumes(tmp_path, repo_root):
+    workspace = scratch_copy(repo_root, tmp_path / "ws")
+    apply_smoke_params(workspace)
+    params = workspace / "params.yaml"
+    write_params_file(apply_overrides(read_params_file(params), ["mrmc.train.epochs=200"]), params)
+    run_dvc(["repro", "mrmc-select"], workspace, capture=True)
+    lock_before = yaml.safe_load((workspace / "dvc.lock").read_text())["stages"]
+
+    process = subprocess.Popen(
+        [dvc_executable(), "repro", "mrmc-claims"],
+        cwd=workspace,
+        env=subprocess_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    _wait_for_staging(workspace, process)
+    time.sleep(2.0)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+
+    assert not (workspace / "data/mrmc/models").exists()  # the killed stage published nothing
+    lock = yaml.safe_load((workspace / "dvc.lock").read_text())["stages"]
+    assert lock.get("mrmc-train") == lock_before.get("mrmc-train")  # the killed stage recorded nothing
+    selections = next(
+        out for out in lock["mrmc-select"]["outs"] if out["path"] == "data/mrmc/selections.parquet"
+    )
+    assert file_md5(workspace / "data/mrmc/selections.parquet") == selections["md5"]  # earlier outputs intact
+
+    rerun = run_dvc(["repro", "mrmc-claims"], workspace, capture=True)  # no stale lock
+    assert "Stage 'mrmc-select' didn't change, skipping" in rerun.stdout
+    assert "Running stage 'mrmc-train'" in rerun.stdout
+    assert (workspace / "data/mrmc/claims.json").is_file()
+    assert not list(workspace.glob(f"{STAGING_PREFIX}*"))
