@@ -57,8 +57,8 @@ lint: setup  ## ruff
 	ruff check .
 	ruff format --check .
 
-serve: setup  ## Prefect server + UI on http://127.0.0.1:4200
-	prefect server start --host 127.0.0.1 --port 4200
+serve: setup  ## Prefect server + UI on http://127.0.0.1:4200 with one deployment per paper (Ctrl-C stops)
+	icml25 serve --port 4200
 
 bench: setup  ## benchmarks → reports/benchmarks/benchmarks.{json,png}
 	icml25 bench

@@ -13,8 +13,8 @@ from pathlib import Path
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
 
-from stages.core.dvc_graph import paper_stages
 from stages.core.dvc_cli import run_dvc
+from stages.core.dvc_graph import paper_stages
 
 LOG_TAIL_LINES = 40
 

@@ -114,6 +114,15 @@ def _audit(args: argparse.Namespace) -> None:
     print(text)
 
 
+def _serve(args: argparse.Namespace) -> None:
+    from flows import serve
+
+    if args.stop:
+        print("stopped" if serve.stop(args.workspace) else "no `icml25 serve` running for this workspace")
+        return
+    serve.serve(args.port, args.workspace)
+
+
 def _bench(args: argparse.Namespace) -> None:
     from stages.benchmarks import run_benchmarks
 
@@ -201,6 +210,16 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--output", help="also write the Markdown here")
     audit.add_argument("--workspace", default=".")
     audit.set_defaults(handler=_audit)
+
+    served = commands.add_parser(
+        "serve", help="Prefect server + UI on 127.0.0.1 with one deployment per paper"
+    )
+    served.add_argument("--port", type=int, default=4200)
+    served.add_argument(
+        "--stop", action="store_true", help="stop the running `icml25 serve` of this workspace"
+    )
+    served.add_argument("--workspace", default=".")
+    served.set_defaults(handler=_serve)
 
     commands.add_parser("bench", help="benchmarks → reports/benchmarks/").set_defaults(handler=_bench)
 

@@ -1,0 +1,126 @@
+"""A real Prefect server on a free localhost port serves the deployments; a run triggered through the API with
+an override becomes a DVC experiment carrying it; `icml25 serve --stop` stops everything it started."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+import yaml
+
+from stages.audit import audit_record
+from stages.core.dvc_cli import subprocess_env
+from stages.experiments import experiment_revs
+
+pytestmark = pytest.mark.integration
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _port_open(port: int) -> bool:
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", port)) == 0
+
+
+@pytest.fixture
+def served(committed_smoke_workspace, tmp_path):
+    port = _free_port()
+    env = {**subprocess_env(), "PREFECT_HOME": str(tmp_path / "prefect-home"), "ICML25_PROGRESS": "0"}
+    command = [
+        sys.executable,
+        "-m",
+        "stages",
+        "serve",
+        "--port",
+        str(port),
+        "--workspace",
+        str(committed_smoke_workspace),
+    ]
+    process = subprocess.Popen(
+        command,
+        cwd=committed_smoke_workspace,
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    pid_file = committed_smoke_workspace / ".dvc/tmp/icml25-serve.json"
+    try:
+        deadline = time.monotonic() + 180
+        while not pid_file.is_file():
+            assert process.poll() is None, "icml25 serve exited early"
+            assert time.monotonic() < deadline, "icml25 serve did not start"
+            time.sleep(0.5)
+        yield port, json.loads(pid_file.read_text())["pids"], process
+    finally:
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "stages",
+                "serve",
+                "--stop",
+                "--workspace",
+                str(committed_smoke_workspace),
+            ],
+            env=env,
+            check=False,
+            capture_output=True,
+        )
+        process.wait(timeout=60)
+
+
+def test_served_deployment_runs_an_override_as_an_experiment(served, committed_smoke_workspace):
+    from prefect.client.orchestration import get_client
+    from prefect.deployments import run_deployment
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    port, pids, serve_process = served
+    workspace = committed_smoke_workspace
+    params = yaml.safe_load((workspace / "params.yaml").read_text())["mrmc"]
+    params["claims"]["uneven_ratio"] = 2.5
+    with temporary_settings(updates={PREFECT_API_URL: f"http://127.0.0.1:{port}/api"}):
+        deadline = time.monotonic() + 120
+        while True:  # the deployments register a moment after the server answers
+            try:
+                import asyncio
+
+                async def read():
+                    async with get_client() as client:
+                        return await client.read_deployment_by_name("mrmc/mrmc")
+
+                deployment = asyncio.run(read())
+                break
+            except Exception:
+                assert time.monotonic() < deadline, "deployment mrmc/mrmc never registered"
+                time.sleep(1.0)
+        assert deployment.parameter_openapi_schema["properties"]["params"]
+        run = run_deployment(
+            "mrmc/mrmc", parameters={"params": params, "experiment_name": "served"}, timeout=600
+        )
+    assert run.state.is_completed(), run.state.message
+    assert "served" in experiment_revs(workspace)
+    record = audit_record("mrmc", "served", workspace)
+    assert record.params["claims"]["uneven_ratio"] == 2.5
+    assert record.metrics["data/mrmc/metrics.json"]
+
+    subprocess.run(
+        [sys.executable, "-m", "stages", "serve", "--stop", "--workspace", str(workspace)],
+        env=subprocess_env(),
+        check=True,
+        capture_output=True,
+    )
+    serve_process.wait(timeout=60)  # `icml25 serve` exits once its children are stopped
+    for pid in pids:
+        with pytest.raises(ProcessLookupError):
+            os.killpg(pid, 0)
+    assert not _port_open(port)
