@@ -104,13 +104,14 @@ def paper_deployment_flow(paper: str, workspace: str = ".") -> Callable[..., str
     return flow(name=f"{paper}", description=f"Run {paper} as a DVC experiment with these params")(run_paper)
 
 
-def dask_task_runner():
-    """A DaskTaskRunner: the cluster at $ICML25_DASK_ADDRESS if set, else a local cluster of 2 workers."""
+def dask_task_runner(address: str | None = None):
+    """A DaskTaskRunner on the scheduler at `address` (or $ICML25_DASK_ADDRESS), else a LocalCluster of 2
+    worker processes."""
     import os
 
     from prefect_dask import DaskTaskRunner
 
-    address = os.environ.get(DASK_ADDRESS_ENV)
+    address = address or os.environ.get(DASK_ADDRESS_ENV)
     if address:
         return DaskTaskRunner(address=address)
     return DaskTaskRunner(cluster_kwargs={"n_workers": 2, "threads_per_worker": 1, "processes": True})
@@ -133,3 +134,14 @@ def all_papers_flow(
         validate_overrides(paper, overrides, workspace)
     futures = [run_experiment_task.submit(paper, overrides, None, workspace) for paper, overrides in jobs]
     return [future.result() for future in futures]
+
+
+def run_all_papers(
+    papers: list[str] | None = None,
+    sweep: list[list[str]] | None = None,
+    workspace: str = ".",
+    dask_address: str | None = None,
+) -> list[str]:
+    """Run the all-papers flow on the Dask cluster chosen now (not at import)."""
+    runner = dask_task_runner(dask_address)
+    return all_papers_flow.with_options(task_runner=runner)(papers=papers, sweep=sweep, workspace=workspace)

@@ -114,6 +114,14 @@ def _audit(args: argparse.Namespace) -> None:
     print(text)
 
 
+def _all_papers(args: argparse.Namespace) -> None:
+    from flows.experiment_flow import run_all_papers
+
+    sweep = [[item for item in text.split(",") if item] for text in args.sweep] or None
+    names = run_all_papers(args.paper, sweep, args.workspace, args.dask_address)
+    print("experiments: " + ", ".join(names))
+
+
 def _serve(args: argparse.Namespace) -> None:
     from flows import serve
 

@@ -86,3 +86,21 @@ def test_push_pull_restores_identical_data_into_a_fresh_clone(committed_smoke_wo
         assert file_md5(clone / path) == file_md5(source / path), path
     status = run_dvc(["status", "--json"], clone, capture=True)
     assert status.stdout.strip() == "{}"
+
+
+def test_sweep_fans_out_on_dask_as_experiments(committed_smoke_workspace, tmp_path, monkeypatch):
+    from prefect.testing.utilities import prefect_test_harness
+
+    from flows.experiment_flow import run_all_papers
+
+    monkeypatch.setenv("PREFECT_HOME", str(tmp_path / "prefect-home"))
+    before = set(experiment_revs(committed_smoke_workspace))
+    sweep = [["mrmc.claims.uneven_ratio=2.5"], ["mrmc.claims.uneven_ratio=3.5"]]
+    with prefect_test_harness(server_startup_timeout=120):
+        names = run_all_papers(["mrmc"], sweep, str(committed_smoke_workspace))
+    assert len(set(names)) == 2 and set(names) <= set(experiment_revs(committed_smoke_workspace)) - before
+    ratios = sorted(
+        audit_record("mrmc", name, committed_smoke_workspace).params["claims"]["uneven_ratio"]
+        for name in names
+    )
+    assert ratios == [2.5, 3.5]
