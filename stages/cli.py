@@ -117,7 +117,7 @@ def _audit(args: argparse.Namespace) -> None:
 def _all_papers(args: argparse.Namespace) -> None:
     from flows.experiment_flow import run_all_papers
 
-    sweep = [[item for item in text.split(",") if item] for text in args.sweep] or None
+    sweep = [[item.strip() for item in text.split(";") if item.strip()] for text in args.sweep] or None
     names = run_all_papers(args.paper, sweep, args.workspace, args.dask_address)
     print("experiments: " + ", ".join(names))
 
@@ -132,6 +132,11 @@ def _serve(args: argparse.Namespace) -> None:
 
 
 def _bench(args: argparse.Namespace) -> None:
+    if args.orchestration:
+        from flows.benchmarks import run_orchestration_benchmarks
+
+        print(json.dumps(run_orchestration_benchmarks(), indent=2))
+        return
     from stages.benchmarks import run_benchmarks
 
     print(json.dumps(run_benchmarks(), indent=2))
@@ -229,7 +234,11 @@ def build_parser() -> argparse.ArgumentParser:
     served.add_argument("--workspace", default=".")
     served.set_defaults(handler=_serve)
 
-    commands.add_parser("bench", help="benchmarks → reports/benchmarks/").set_defaults(handler=_bench)
+    bench = commands.add_parser("bench", help="benchmarks → reports/benchmarks/")
+    bench.add_argument(
+        "--orchestration", action="store_true", help="Prefect overhead and Dask fan-out instead"
+    )
+    bench.set_defaults(handler=_bench)
 
     flow = commands.add_parser("flow", help="run a paper's stages as a Prefect flow (embedded, no server)")
     flow.add_argument("paper")

@@ -1,0 +1,70 @@
+"""Orchestration benchmarks (`icml25 bench --orchestration`), written to reports/benchmarks/orchestration.json.
+
+- Overhead: the Prefect paper flow vs plain `dvc repro` on the same up-to-date pipeline.
+- Fan-out: 4 independent experiments on 2 Dask workers vs one after another, in a smoke-params scratch copy.
+"""
+
+import tempfile
+import time
+from pathlib import Path
+
+from stages.core.dvc_cli import run_dvc
+from stages.core.io import write_json
+from stages.experiments import run_experiment
+
+FAN_OUT = [[f"mrmc.train.epochs={epochs}"] for epochs in (3, 4, 5, 6)]
+
+
+def _seconds(function) -> float:
+    started = time.perf_counter()
+    function()
+    return time.perf_counter() - started
+
+
+def bench_overhead(workspace: Path, paper: str = "mrmc") -> dict:
+    """Seconds of `dvc repro <paper>-claims` and of the paper flow when nothing needs to run."""
+    from flows.paper_flow import paper_flow
+
+    plain = _seconds(lambda: run_dvc(["repro", f"{paper}-claims"], workspace, capture=True))
+    flow = _seconds(lambda: paper_flow(paper=paper, workspace=str(workspace)))
+    return {"dvc_repro_s": plain, "prefect_flow_s": flow, "ratio": flow / plain}
+
+
+def bench_fan_out(repo_root: Path) -> dict:
+    """4 experiments sequentially vs on 2 Dask workers, each retraining the smoke models."""
+    import subprocess
+
+    from flows.experiment_flow import run_all_papers
+    from stages.smoke import apply_smoke_params, scratch_copy
+
+    with tempfile.TemporaryDirectory() as folder:
+        workspace = scratch_copy(repo_root, Path(folder) / "ws")
+        apply_smoke_params(workspace)
+        run_dvc(["repro", "mrmc-claims"], workspace, capture=True)
+        git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost"]
+        subprocess.run([*git, "commit", "-qam", "baseline"], cwd=workspace, check=True)
+        sequential = _seconds(
+            lambda: [run_experiment("mrmc", overrides, None, workspace) for overrides in FAN_OUT]
+        )
+        parallel = _seconds(lambda: run_all_papers(["mrmc"], FAN_OUT, str(workspace)))
+    return {
+        "runs": len(FAN_OUT),
+        "workers": 2,
+        "sequential_s": sequential,
+        "dask_s": parallel,
+        "speedup": sequential / parallel,
+    }
+
+
+def run_orchestration_benchmarks(root: str | Path = ".") -> dict:
+    """Both benchmarks; results in reports/benchmarks/orchestration.json."""
+    root = Path(root).resolve()
+    results = {"overhead": bench_overhead(root), "fan_out": bench_fan_out(root)}
+    write_json(results, root / "reports/benchmarks/orchestration.json")
+    return results
+
+
+if __name__ == "__main__":
+    import json
+
+    print(json.dumps(run_orchestration_benchmarks(), indent=2))
