@@ -13,6 +13,7 @@ from pathlib import Path
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
 
+from stages.audit import audit_markdown, audit_record
 from stages.core.dvc_cli import run_dvc
 from stages.core.dvc_graph import paper_stages
 
@@ -75,6 +76,11 @@ def paper_flow(paper: str, workspace: str = ".", force: bool = False) -> list[st
         key=f"{paper.replace('_', '-')}-results",
         markdown=results_markdown(paper, Path(workspace)),
         description=f"metrics and claims of {paper}",
+    )
+    create_markdown_artifact(
+        key=f"{paper.replace('_', '-')}-audit",
+        markdown=audit_markdown(audit_record(paper, "workspace", workspace)),
+        description=f"audit of {paper} in the workspace",
     )
     return finished
 

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
+from stages.core.dvc_cli import OFFLINE_ENV
 from stages.core.errors import PipelineError
 
 
@@ -250,6 +252,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: user errors print one clear message and exit with status 2."""
+    for key, value in OFFLINE_ENV.items():  # runs are offline, also when not started from the Makefile
+        os.environ.setdefault(key, value)
     args = build_parser().parse_args(argv)
     try:
         args.handler(args)

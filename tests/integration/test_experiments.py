@@ -66,6 +66,10 @@ def test_concurrent_experiments_finish_and_leave_the_workspace_alone(committed_s
     assert pool_line not in diff  # the pool did not change
     ratio_diff = diff_markdown(baseline, audit_record("mrmc", "ratio2", workspace))
     assert "claims.uneven_ratio" in ratio_diff and "## Metrics (0 changed)" in ratio_diff
+    between = diff_markdown(epochs, audit_record("mrmc", "ratio2", workspace))  # two experiments
+    assert (
+        "| `train.epochs` | `3` | `2` |" in between and "| `claims.uneven_ratio` | `1.5` | `2.0` |" in between
+    )
 
 
 def test_push_pull_restores_identical_data_into_a_fresh_clone(committed_smoke_workspace, tmp_path):

@@ -59,6 +59,8 @@ def test_flow_runs_stages_through_dvc_and_publishes_results(tmp_path, repo_root,
     artifacts = asyncio.run(read_artifact())
     markdown = next(a for a in artifacts if a.key == "mrmc-results").data
     assert "accuracy_vs_random" in markdown and "mean_accuracy" in markdown
+    audit = next(a for a in artifacts if a.key == "mrmc-audit").data
+    assert "data/mrmc/pool.parquet" in audit and "`mrmc.train.epochs` = `2`" in audit
 
     # A failing stage fails its task with the stage's own message; finished stages are not rerun.
     params_path = workspace / "params.yaml"
