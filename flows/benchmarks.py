@@ -34,17 +34,14 @@ def bench_overhead(workspace: Path, paper: str = "mrmc") -> dict:
 
 def bench_fan_out(repo_root: Path) -> dict:
     """4 experiments sequentially vs on 2 Dask workers, each retraining the smoke models."""
-    import subprocess
-
     from flows.experiment_flow import run_all_papers
-    from stages.smoke import apply_smoke_params, scratch_copy
+    from stages.smoke import apply_smoke_params, commit_all, scratch_copy
 
     with tempfile.TemporaryDirectory() as folder:
         workspace = scratch_copy(repo_root, Path(folder) / "ws")
         apply_smoke_params(workspace)
         run_dvc(["repro", "mrmc-claims"], workspace, capture=True)
-        git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost"]
-        subprocess.run([*git, "commit", "-qam", "baseline"], cwd=workspace, check=True)
+        commit_all(workspace, "baseline")
         sequential = _seconds(
             lambda: [run_experiment("mrmc", overrides, None, workspace) for overrides in SEQUENTIAL]
         )

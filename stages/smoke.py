@@ -33,6 +33,17 @@ def workspace_files(root: Path) -> list[Path]:
     return [name for name in files if name.parts[0] not in _EXCLUDED_TOP and (root / name).is_file()]
 
 
+GIT = ["git", "-c", "user.name=icml25", "-c", "user.email=icml25@localhost", "-c", "init.defaultBranch=main"]
+
+
+def commit_all(workspace: str | Path, message: str) -> None:
+    """Commit everything in a scratch workspace (DVC experiments start from a commit)."""
+    subprocess.run([*GIT, "add", "-A"], cwd=workspace, check=True, capture_output=True)
+    subprocess.run(
+        [*GIT, "commit", "-q", "--allow-empty", "-m", message], cwd=workspace, check=True, capture_output=True
+    )
+
+
 def scratch_copy(root: str | Path, destination: str | Path) -> Path:
     """Copy the workspace's files into `destination` and commit them to a fresh git repository there."""
     root, destination = Path(root).resolve(), Path(destination)
@@ -41,17 +52,8 @@ def scratch_copy(root: str | Path, destination: str | Path) -> Path:
         target = destination / name
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(root / name, target)
-    git = [
-        "git",
-        "-c",
-        "user.name=icml25",
-        "-c",
-        "user.email=icml25@localhost",
-        "-c",
-        "init.defaultBranch=main",
-    ]
-    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "scratch copy"]):
-        subprocess.run([*git, *args], cwd=destination, check=True, capture_output=True)
+    subprocess.run([*GIT, "init", "-q"], cwd=destination, check=True, capture_output=True)
+    commit_all(destination, "scratch copy")
     return destination
 
 

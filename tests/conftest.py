@@ -61,17 +61,10 @@ def smoke_workspace(tmp_path_factory) -> Path:
     return run_smoke(workdir=tmp_path_factory.mktemp("smoke") / "ws", root=REPO_ROOT)
 
 
-def git_commit_all(workspace: Path, message: str) -> None:
-    """Commit everything in a scratch workspace (DVC experiments start from a commit)."""
-    git = ["git", "-c", "user.name=icml25", "-c", "user.email=icml25@localhost"]
-    subprocess.run([*git, "add", "-A"], cwd=workspace, check=True, capture_output=True)
-    subprocess.run(
-        [*git, "commit", "-q", "--allow-empty", "-m", message], cwd=workspace, check=True, capture_output=True
-    )
-
-
 @pytest.fixture(scope="session")
 def committed_smoke_workspace(smoke_workspace) -> Path:
     """The smoke workspace with its smoke params and dvc.lock committed: a baseline for experiments."""
-    git_commit_all(smoke_workspace, "smoke baseline")
+    from stages.smoke import commit_all
+
+    commit_all(smoke_workspace, "smoke baseline")
     return smoke_workspace

@@ -19,6 +19,8 @@ from typing import Any
 
 import polars as pl
 
+from stages.core.errors import PipelineError
+
 PARQUET_COMPRESSION = "zstd"
 _UMASK = os.umask(0)
 os.umask(_UMASK)
@@ -28,8 +30,6 @@ def read_parquet(path: str | Path) -> pl.DataFrame:
     """Read a Parquet table; a missing file is reported with its path."""
     path = Path(path)
     if not path.is_file():
-        from stages.core.errors import PipelineError
-
         raise PipelineError(f"{path}: file not found (has the stage that produces it run?)")
     return pl.read_parquet(path)
 
@@ -55,8 +55,6 @@ def read_json(path: str | Path) -> Any:
     """Read a JSON file; a missing file is reported with its path."""
     path = Path(path)
     if not path.is_file():
-        from stages.core.errors import PipelineError
-
         raise PipelineError(f"{path}: file not found")
     return json.loads(path.read_text())
 

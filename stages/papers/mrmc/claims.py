@@ -8,6 +8,7 @@ import polars as pl
 from stages.core.claims import Claim, write_claims
 from stages.core.io import read_json, read_parquet
 from stages.core.steps import StepContext
+from stages.methods.selection.registry import SELECTORS
 from stages.papers.mrmc.evaluate import summarise
 from stages.papers.mrmc.params import MRMCParams
 from stages.papers.mrmc.select import FULL
@@ -52,8 +53,6 @@ def scoring_seconds(timings: dict) -> dict[str, float]:
 
 def selection_seconds(scoring: dict[str, float], trace_seconds: float, methods: dict) -> dict[str, float]:
     """Selection cost per method: its scoring time, plus the trace for methods that need one."""
-    from stages.methods.selection.registry import SELECTORS
-
     return {
         method: seconds + (trace_seconds if SELECTORS.get(methods[method].selector).needs_trace else 0.0)
         for method, seconds in scoring.items()

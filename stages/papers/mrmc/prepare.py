@@ -53,8 +53,7 @@ def run(ctx: StepContext) -> None:
     """Read the dataset table, split it, validate and write pool and test."""
     params = ctx.params
     source = SOURCES.get(params.dataset)
-    table = read_parquet(ctx.input("table"))
-    ensure_valid(table, source.schema, str(ctx.input("table")))
+    table = read_parquet(ctx.input("table"))  # validated by its data-<name> stage; pool and test are below
     pool, test = split_pool_and_test(table, params.pool_size, params.test_size, ctx.common.seed)
     reports = {
         name: ensure_valid(frame, source.schema, f"mrmc {name} ({params.dataset})").to_dict()
