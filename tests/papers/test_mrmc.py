@@ -10,10 +10,10 @@ import pytest
 
 from stages.core.io import file_md5
 from stages.core.params import apply_overrides, read_params_file, validate_section, write_params_file
+from stages.datasets.splits import proportional_counts, split_pool_and_test
 from stages.papers.mrmc.claims import accuracy_claim, class_count_ratio
 from stages.papers.mrmc.params import MRMCParams
 from stages.papers.mrmc.pipeline import PIPELINE
-from stages.papers.mrmc.prepare import proportional_counts, split_pool_and_test
 from stages.pipelines import run_stage
 
 TINY = [
@@ -44,7 +44,7 @@ def test_proportional_counts_sum_and_follow_frequency():
 
 
 def test_pool_comes_only_from_train_rows(tiny_table):
-    pool, test = split_pool_and_test(tiny_table, pool_size=30, test_size=None, seed=0)
+    pool, test = split_pool_and_test(tiny_table, pool_size=30, test_size=None, seed=0, namespace="mrmc")
     assert set(pool["split"]) == {"train"} and set(test["split"]) == {"test"}
     assert pool.height == 30 and test.height == tiny_table.filter(pl.col("split") == "test").height
     assert pool["label"].value_counts()["count"].to_list() == [10, 10, 10]

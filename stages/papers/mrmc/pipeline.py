@@ -20,7 +20,7 @@ STEPS = (
             "validation": f"{ROOT}/validation.json",
         },
         params=("common.seed", "mrmc.dataset", "mrmc.pool_size", "mrmc.test_size"),
-        code=(f"{CODE}/prepare.py",),
+        code=(f"{CODE}/prepare.py", "stages/datasets/splits.py"),
         description="draw the selection pool from the train split; keep the test split untouched",
     ),
     Step(
