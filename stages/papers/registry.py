@@ -7,6 +7,7 @@ from pathlib import Path
 
 from stages.core.registry import Registry
 from stages.core.steps import Pipeline
+from stages.papers.info_coevolution.pipeline import PIPELINE as INFO_COEVOLUTION_PIPELINE
 from stages.papers.mrmc.pipeline import PIPELINE as MRMC_PIPELINE
 
 PAPERS_DIR = Path(__file__).parent
@@ -35,4 +36,12 @@ PAPERS: Registry[Paper] = Registry("paper")
 PAPERS.add(
     "mrmc",
     Paper("mrmc", "MRMC: core-set selection by Maximum Reduction as Maximum Contribution", MRMC_PIPELINE),
+)
+PAPERS.add(
+    "info_coevolution",
+    Paper(
+        "info_coevolution",
+        "Info-Coevolution: online selective annotation that lets model and data co-evolve",
+        INFO_COEVOLUTION_PIPELINE,
+    ),
 )

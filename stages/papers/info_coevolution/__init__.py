@@ -1,0 +1,1 @@
+"""Info-Coevolution (ICML 2025): online selective annotation with an automatic stop."""
