@@ -139,6 +139,11 @@ def _bench(args: argparse.Namespace) -> None:
 
         print(json.dumps(run_orchestration_benchmarks(), indent=2))
         return
+    if args.annotation:
+        from stages.papers.info_coevolution.benchmarks import run_annotation_benchmarks
+
+        print(json.dumps(run_annotation_benchmarks(), indent=2))
+        return
     from stages.benchmarks import run_benchmarks
 
     print(json.dumps(run_benchmarks(), indent=2))
@@ -239,6 +244,11 @@ def build_parser() -> argparse.ArgumentParser:
     bench = commands.add_parser("bench", help="benchmarks → reports/benchmarks/")
     bench.add_argument(
         "--orchestration", action="store_true", help="Prefect overhead and Dask fan-out instead"
+    )
+    bench.add_argument(
+        "--annotation",
+        action="store_true",
+        help="Info-Coevolution instead: a selection round on the 60k pool, HNSW vs brute-force kNN",
     )
     bench.set_defaults(handler=_bench)
 
