@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, model_validator
 
 from stages.core.errors import PipelineError
 from stages.core.params import StrictModel
-from stages.datasets.sources import SOURCES
 from stages.methods.selection.coreset import budget_count
 from stages.methods.selection.online.loop import Schedule
 from stages.methods.selection.online.registry import make_strategy
 from stages.models.training import TrainConfig
+from stages.papers.fields import DatasetName, Seeds
 
 
 class StrategyParams(StrictModel):
@@ -37,10 +37,10 @@ class ClaimsParams(StrictModel):
 class InfoCoevolutionParams(StrictModel):
     """Everything the Info-Coevolution pipeline reads."""
 
-    dataset: str = "fashion_mnist"
+    dataset: DatasetName = "fashion_mnist"
     pool_size: int | None = Field(20000, ge=10, description="pool drawn (stratified) from the train split")
     test_size: int | None = Field(None, ge=10, description="test rows used (None: the whole test split)")
-    seeds: list[int] = Field(default_factory=lambda: [0, 1, 2], min_length=1)
+    seeds: Seeds = Field(default_factory=lambda: [0, 1, 2])
     seed_fraction: float = Field(0.025, gt=0, lt=1, description="random labelled seed set, share of the pool")
     round_fraction: float = Field(0.05, gt=0, le=1, description="annotations per round, share of the pool")
     batch_size: int = Field(100, ge=1, description="annotations per batch inside a round")
@@ -51,20 +51,6 @@ class InfoCoevolutionParams(StrictModel):
     strategies: dict[str, StrategyParams]
     train: TrainConfig = TrainConfig(epochs=10)
     claims: ClaimsParams = ClaimsParams()
-
-    @field_validator("dataset")
-    @classmethod
-    def _known_dataset(cls, name: str) -> str:
-        if name not in SOURCES:
-            raise ValueError(f"unknown dataset; valid names: {', '.join(SOURCES.names())}")
-        return name
-
-    @field_validator("seeds")
-    @classmethod
-    def _distinct_seeds(cls, seeds: list[int]) -> list[int]:
-        if len(set(seeds)) != len(seeds) or min(seeds) < 0:
-            raise ValueError("seeds must be distinct non-negative integers")
-        return seeds
 
     @model_validator(mode="after")
     def _strategies_build(self) -> InfoCoevolutionParams:

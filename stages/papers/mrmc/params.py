@@ -8,9 +8,9 @@ from pydantic import Field, field_validator, model_validator
 
 from stages.core.errors import PipelineError
 from stages.core.params import StrictModel
-from stages.datasets.sources import SOURCES
 from stages.methods.selection.registry import make_selector
 from stages.models.training import TrainConfig
+from stages.papers.fields import DatasetName, Seeds
 
 
 class MethodParams(StrictModel):
@@ -35,12 +35,12 @@ class ClaimsParams(StrictModel):
 class MRMCParams(StrictModel):
     """Everything the MRMC pipeline reads."""
 
-    dataset: str = "fashion_mnist"
+    dataset: DatasetName = "fashion_mnist"
     pool_size: int | None = Field(
         20000, ge=10, description="training pool drawn (stratified) from the train split"
     )
     test_size: int | None = Field(None, ge=10, description="test rows used (None: the whole test split)")
-    seeds: list[int] = Field(default_factory=lambda: [0, 1, 2], min_length=1)
+    seeds: Seeds = Field(default_factory=lambda: [0, 1, 2])
     budgets: list[float] = Field(default_factory=lambda: [0.1, 0.3, 0.5], min_length=1)
     feature_space: Literal["embedding", "raw"] = "embedding"
     methods: dict[str, MethodParams]
@@ -48,26 +48,12 @@ class MRMCParams(StrictModel):
     train: TrainConfig = TrainConfig(epochs=15)
     claims: ClaimsParams = ClaimsParams()
 
-    @field_validator("dataset")
-    @classmethod
-    def _known_dataset(cls, name: str) -> str:
-        if name not in SOURCES:
-            raise ValueError(f"unknown dataset; valid names: {', '.join(SOURCES.names())}")
-        return name
-
     @field_validator("budgets")
     @classmethod
     def _fractions(cls, budgets: list[float]) -> list[float]:
         if any(not 0 < budget < 1 for budget in budgets) or len(set(budgets)) != len(budgets):
             raise ValueError("budgets must be distinct fractions in (0, 1)")
         return sorted(budgets)
-
-    @field_validator("seeds")
-    @classmethod
-    def _distinct_seeds(cls, seeds: list[int]) -> list[int]:
-        if len(set(seeds)) != len(seeds) or min(seeds) < 0:
-            raise ValueError("seeds must be distinct non-negative integers")
-        return seeds
 
     @model_validator(mode="after")
     def _methods_build(self) -> MRMCParams:

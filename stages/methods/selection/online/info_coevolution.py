@@ -97,13 +97,17 @@ class InfoCoevolution(AnnotationStrategy):
 
     def observe(self, rows: np.ndarray, labels: np.ndarray) -> None:
         """Annotated rows become certain; their close neighbours are re-scored."""
-        super().observe(rows, labels)
-        self.known.classes[rows] = labels
-        self.known.confidences[rows] = 1.0
-        self.gain[rows] = 0.0
+        self.record_annotations(rows, labels)
         neighbours, annotated_labels = self.close_neighbours(rows, labels, self.options.rescore_radius)
         if len(neighbours):
             self.rescore(neighbours, annotated_labels)
+
+    def record_annotations(self, rows: np.ndarray, labels: np.ndarray) -> None:
+        """Mark `rows` labelled with the oracle's `labels`: class known, confidence 1, nothing left to gain."""
+        AnnotationStrategy.observe(self, rows, labels)
+        self.known.classes[rows] = labels
+        self.known.confidences[rows] = 1.0
+        self.gain[rows] = 0.0
 
     def close_neighbours(
         self, rows: np.ndarray, labels: np.ndarray, radius: float
@@ -159,10 +163,7 @@ class SemiSupervisedInfoCoevolution(InfoCoevolution):
 
     def observe(self, rows: np.ndarray, labels: np.ndarray) -> None:
         """Annotated rows join the clean set; close neighbours get their distance gain recomputed."""
-        AnnotationStrategy.observe(self, rows, labels)
-        self.known.classes[rows] = labels
-        self.known.confidences[rows] = 1.0
-        self.gain[rows] = 0.0
+        self.record_annotations(rows, labels)
         self.clean[rows] = True
         ids, distances = self.index.neighbours(rows, self.options.rescore_neighbours)
         close = (distances <= self.options.vote_radius) & ~self._current_view().labelled[ids]
