@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from stages.core.dvc_graph import paper_stages
+from stages.core.dvc_graph import locked_paper_stages
 from stages.core.errors import PipelineError
 from stages.experiments import experiment_revs
 
@@ -90,7 +90,7 @@ def audit_record(paper: str, run: str = WORKSPACE, workspace: str | Path = ".") 
         rev = revs[run]
     source = _Revision(workspace, rev)
     lock = yaml.safe_load(source.git_file("dvc.lock"))["stages"]
-    stages = [name for name in paper_stages(paper, workspace) if name in lock]
+    stages = locked_paper_stages(lock, paper)
     hashes = {
         f"{entry['path']}": entry.get("md5", "")
         for name in stages
