@@ -76,9 +76,11 @@ def run_experiment(
 
 
 def experiment_revs(workspace: str | Path = ".") -> dict[str, str]:
-    """Experiment name → git revision, for every experiment DVC knows in this workspace."""
+    """Experiment name → git revision, for every experiment DVC knows in this workspace (on any baseline commit)."""
     shown = json.loads(
-        run_dvc(["exp", "show", "--json", "--no-fetch"], workspace, capture=True, lock=False).stdout
+        run_dvc(
+            ["exp", "show", "--json", "--no-fetch", "--all-commits"], workspace, capture=True, lock=False
+        ).stdout
     )
     revs: dict[str, str] = {}
     for baseline in shown:
