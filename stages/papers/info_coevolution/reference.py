@@ -16,6 +16,7 @@ from stages.methods.selection.online.loop import fit_model
 from stages.methods.selection.online.strategy import TrainingTargets
 from stages.models.training import Standardizer
 from stages.papers.info_coevolution.data import PoolAndTest, load_pool_and_test
+from stages.papers.info_coevolution.params import InfoCoevolutionParams
 
 
 def run_seed_value(base_seed: int, seed: int) -> int:
@@ -23,7 +24,7 @@ def run_seed_value(base_seed: int, seed: int) -> int:
     return derive_seed(base_seed, "info_coevolution", seed)
 
 
-def full_label_accuracy(data: PoolAndTest, params, base_seed: int, seed: int) -> float:
+def full_label_accuracy(data: PoolAndTest, params: InfoCoevolutionParams, base_seed: int, seed: int) -> float:
     """Test accuracy of the model trained on the fully labelled pool under `seed`."""
     standardize = Standardizer.fit(data.pool.features)
     value = run_seed_value(base_seed, seed)
