@@ -164,24 +164,38 @@ def load_user_table(params: TableSourceParams) -> pl.DataFrame:
         raise DataValidationError(f"{path}: not a readable Parquet file ({error})") from None
     if frame.is_empty():
         raise DataValidationError(f"{path}: the table has no rows")
-    has_array = "features" in frame.columns and isinstance(frame.schema["features"], pl.Array | pl.List)
-    split_column = params.split_column or ("split" if has_array and "split" in frame.columns else None)
-    if not has_array:
-        frame = from_wide_table(
-            frame, params.label_column, params.feature_columns, params.id_column, split_column, str(path)
-        )
-    elif params.label_column not in frame.columns:
-        raise DataValidationError(f"{path}: label column '{params.label_column}' not found")
+    if "features" in frame.columns and isinstance(frame.schema["features"], pl.Array | pl.List):
+        frame = as_named_columns(frame, params, path)
     else:
-        frame = frame.rename({params.label_column: "label"} if params.label_column != "label" else {})
-    if split_column is None:
+        frame = from_wide_table(
+            frame,
+            params.label_column,
+            params.feature_columns,
+            params.id_column,
+            params.split_column,
+            str(path),
+        )
+        if params.split_column is None:
+            frame = frame.drop("split")  # from_wide_table marks every row 'train'; split below instead
+    if "split" not in frame.columns:
         splits = stratified_split(frame["label"].to_numpy(), params.test_fraction, params.split_seed)
         frame = frame.with_columns(pl.Series("split", splits, dtype=pl.Utf8))
-    elif has_array:
-        frame = frame.rename({split_column: "split"} if split_column != "split" else {})
+    return frame.select("sample_id", "split", "label", "features")
+
+
+def as_named_columns(frame: pl.DataFrame, params: TableSourceParams, path: Path) -> pl.DataFrame:
+    """A table that already has a `features` array: label/split/id columns renamed to the standard names."""
+    renames = {params.label_column: "label", params.split_column: "split", params.id_column: "sample_id"}
+    renames = {old: new for old, new in renames.items() if old and old != new}
+    missing = [old for old in renames if old not in frame.columns]
+    if params.label_column not in frame.columns:
+        missing.append(params.label_column)
+    if missing:
+        raise DataValidationError(f"{path}: column(s) not found: {', '.join(sorted(set(missing)))}")
+    frame = frame.rename(renames)
     if "sample_id" not in frame.columns:
         frame = frame.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("sample_id"))
-    return frame.select("sample_id", "split", "label", "features")
+    return frame
 
 
 def load_rotten_tomatoes(params: TextSourceParams) -> pl.DataFrame:
