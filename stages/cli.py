@@ -139,6 +139,11 @@ def _bench(args: argparse.Namespace) -> None:
 
         print(json.dumps(run_orchestration_benchmarks(), indent=2))
         return
+    if args.selection:
+        from stages.papers.dynamic_selection.benchmarks import run_selection_benchmarks
+
+        print(json.dumps(run_selection_benchmarks(), indent=2))
+        return
     if args.annotation:
         from stages.papers.info_coevolution.benchmarks import run_annotation_benchmarks
 
@@ -249,6 +254,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--annotation",
         action="store_true",
         help="Info-Coevolution instead: a selection round on the 60k pool, HNSW vs brute-force kNN",
+    )
+    bench.add_argument(
+        "--selection",
+        action="store_true",
+        help="dynamic selection instead: per-epoch scoring overhead, time at ratio 0.5 vs full data",
     )
     bench.set_defaults(handler=_bench)
 

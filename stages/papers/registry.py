@@ -7,6 +7,7 @@ from pathlib import Path
 
 from stages.core.registry import Registry
 from stages.core.steps import Pipeline
+from stages.papers.dynamic_selection.pipeline import PIPELINE as DYNAMIC_SELECTION_PIPELINE
 from stages.papers.info_coevolution.pipeline import PIPELINE as INFO_COEVOLUTION_PIPELINE
 from stages.papers.mrmc.pipeline import PIPELINE as MRMC_PIPELINE
 
@@ -43,5 +44,13 @@ PAPERS.add(
         "info_coevolution",
         "Info-Coevolution: online selective annotation that lets model and data co-evolve",
         INFO_COEVOLUTION_PIPELINE,
+    ),
+)
+PAPERS.add(
+    "dynamic_selection",
+    Paper(
+        "dynamic_selection",
+        "When dynamic data selection meets data augmentation: per-epoch selection by density × consistency",
+        DYNAMIC_SELECTION_PIPELINE,
     ),
 )

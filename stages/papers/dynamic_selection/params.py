@@ -1,0 +1,106 @@
+"""The `dynamic_selection:` section of params.yaml."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field, field_validator, model_validator
+
+from stages.core.errors import PipelineError
+from stages.core.params import StrictModel
+from stages.methods.selection.dynamic.augment import AugmentationParams
+from stages.methods.selection.dynamic.consistency import ProjectionConfig
+from stages.methods.selection.dynamic.registry import SELECTION_METHODS, make_selection_method
+from stages.methods.selection.dynamic.sampler import check_ratio
+from stages.models.training import TrainConfig
+from stages.papers.fields import DatasetName, Seeds
+
+
+class MethodParams(StrictModel):
+    """One compared method: a registered dynamic selection method and its options."""
+
+    method: str
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class ClaimsParams(StrictModel):
+    """What the claims stage compares, and its thresholds (fixed before any run, never fitted to results)."""
+
+    method: str = "density_consistency"
+    full: str = "full"
+    baselines: list[str] = Field(default_factory=lambda: ["random", "loss_pruning"], min_length=1)
+    ratio: float = Field(0.5, description="the kept ratio the claims are checked at")
+    noise_rate: float = Field(0.2, gt=0, description="the noisy setting of the robustness claim")
+    tolerance: float = Field(
+        0.005, ge=0, description="accuracy below full data that still counts as lossless"
+    )
+    min_time_saving: float = Field(
+        0.4, gt=0, lt=1, description="training-time saving the paper's claim needs"
+    )
+
+
+class DynamicSelectionParams(StrictModel):
+    """Everything the dynamic-selection pipeline reads."""
+
+    dataset: DatasetName = "fashion_mnist"
+    pool_size: int | None = Field(
+        30000, ge=10, description="training pool drawn (stratified) from the train split"
+    )
+    test_size: int | None = Field(None, ge=10, description="test rows used (None: the whole test split)")
+    seeds: Seeds = Field(default_factory=lambda: [0, 1, 2])
+    noise_rates: list[float] = Field(default_factory=lambda: [0.0, 0.2], min_length=1)
+    ratios: list[float] = Field(default_factory=lambda: [0.5, 0.3], min_length=1)
+    methods: dict[str, MethodParams]
+    augmentation: AugmentationParams = AugmentationParams()
+    class_descriptions: list[str] | None = Field(None, description="one text per class (None: built-in ones)")
+    projection: ProjectionConfig = ProjectionConfig()
+    train: TrainConfig = TrainConfig(epochs=12)
+    claims: ClaimsParams = ClaimsParams()
+
+    @field_validator("noise_rates")
+    @classmethod
+    def _noise_rates(cls, rates: list[float]) -> list[float]:
+        if len(set(rates)) != len(rates) or any(not 0 <= rate < 1 for rate in rates):
+            raise ValueError("noise rates must be distinct and in [0, 1)")
+        return rates
+
+    @field_validator("ratios")
+    @classmethod
+    def _ratios(cls, ratios: list[float]) -> list[float]:
+        if len(set(ratios)) != len(ratios):
+            raise ValueError("ratios must be distinct")
+        for ratio in ratios:
+            try:
+                check_ratio(ratio)
+            except PipelineError as error:
+                raise ValueError(str(error)) from None
+        return ratios
+
+    @model_validator(mode="after")
+    def _methods_and_claims(self) -> DynamicSelectionParams:
+        for label, entry in self.methods.items():
+            try:
+                make_selection_method(
+                    entry.method, entry.options, key=f"dynamic_selection.methods.{label}.options"
+                )
+            except PipelineError as error:
+                raise ValueError(f"methods.{label}: {error}") from None
+        named = [self.claims.method, self.claims.full, *self.claims.baselines]
+        missing = [label for label in named if label not in self.methods]
+        if missing:
+            raise ValueError(f"claims name methods that are not in dynamic_selection.methods: {missing}")
+        if SELECTION_METHODS.get(self.methods[self.claims.full].method).uses_ratio:
+            raise ValueError(f"claims.full '{self.claims.full}' must be a method that trains on all data")
+        if self.claims.ratio not in self.ratios:
+            raise ValueError(f"claims.ratio {self.claims.ratio} is not one of the ratios {self.ratios}")
+        if self.claims.noise_rate not in self.noise_rates or 0.0 not in self.noise_rates:
+            raise ValueError(f"noise_rates {self.noise_rates} must hold 0.0 and claims.noise_rate")
+        return self
+
+    def runs(self) -> list[tuple[str, float]]:
+        """Every (method label, ratio) trained per noise rate and seed; full-data methods run once at 1.0."""
+        pairs = []
+        for label, entry in self.methods.items():
+            uses_ratio = SELECTION_METHODS.get(entry.method).uses_ratio
+            pairs += [(label, ratio) for ratio in self.ratios] if uses_ratio else [(label, 1.0)]
+        return pairs
