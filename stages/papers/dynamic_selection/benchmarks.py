@@ -90,7 +90,7 @@ def plot(results: dict, path: Path) -> None:
     save_figure(figure, path)
 
 
-def run_selection_benchmarks(root: str | Path = ".", repeats: int = 2) -> dict:
+def run_selection_benchmarks(root: str | Path = ".", repeats: int = 3) -> dict:
     """Time every method at ratio 0.5 and full data on the clean pool; write dynamic_selection.{json,png}."""
     root = Path(root)
     params = load_section(DynamicSelectionParams, "dynamic_selection", root / "params.yaml")

@@ -12,7 +12,8 @@ Each epoch:
    diversity where data is thin, and their content is safe to transform.
 
 Defaults a = 1, b = 0: on a validation split carved from the Fashion-MNIST train rows (never the test split),
-down-weighting low-consistency samples on top of suppressing them cost accuracy at 0 % and 20 % noise.
+down-weighting low-consistency samples on top of suppressing them cost accuracy at 0 % and 20 % noise
+(ratio 0.5, 3 seeds: b = 0 reached 0.8727 / 0.8650, b = 1 0.8704 / 0.8599).
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ class DensityConsistencyOptions(StrictModel):
         1.0, ge=0, description="how strongly sparse samples are preferred (0: not)"
     )
     consistency_exponent: float = Field(
-        1.0, ge=0, description="how strongly consistent samples are preferred (0: not)"
+        0.0, ge=0, description="how strongly consistent samples are preferred (0: not)"
     )
     augment: bool = Field(True, description="route sparse, consistent samples to augmentation")
     augment_quantile: float = Field(
