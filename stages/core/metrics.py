@@ -21,14 +21,14 @@ def write_plot_data(frame: pl.DataFrame, path: str | Path) -> None:
         frame.write_csv(tmp, float_precision=6)
 
 
-def new_figure(width: float = 6.0, height: float = 4.0, ncols: int = 1):
-    """A matplotlib figure and its axes (`ncols` side by side) on the headless Agg backend."""
+def new_figure(width: float = 6.0, height: float = 4.0, ncols: int = 1, nrows: int = 1):
+    """A matplotlib figure and its axes (`nrows` × `ncols`) on the headless Agg backend."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    return plt.subplots(1, ncols, figsize=(width, height), dpi=110)
+    return plt.subplots(nrows, ncols, figsize=(width, height), dpi=110)
 
 
 def save_figure(figure, path: str | Path) -> None:

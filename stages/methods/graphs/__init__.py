@@ -1,0 +1,1 @@
+"""RINGS graph-dataset audits: mode perturbations, performance separability and mode complementarity."""

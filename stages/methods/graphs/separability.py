@@ -1,0 +1,155 @@
+"""Performance separability: are two score distributions (one per mode, over seeds) distinguishable?
+
+Two permutation tests, both vectorised over all permutations at once:
+- Kolmogorov–Smirnov: statistic max |F_a − F_b| of the empirical CDFs; permutations reassign the pooled scores
+  to the two groups; p = share of permuted statistics ≥ the observed one.
+- paired Wilcoxon signed-rank: statistic T+ (sum of ranks of |a − b| where a > b, zero differences dropped);
+  permutations swap each pair's members (flip its sign); two-sided p = share of |T − E[T]| ≥ the observed.
+Bonferroni multiplies each p by the number of pairs tested; a pair is *separable* when both tests reject at α.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import polars as pl
+from pydantic import Field
+from scipy.stats import rankdata
+
+from stages.core.params import StrictModel
+from stages.core.seeding import derive_seed
+
+_TIE = 1e-12
+
+
+class SeparabilityConfig(StrictModel):
+    """How mode pairs are compared."""
+
+    permutations: int = Field(10_000, ge=100)
+    alpha: float = Field(0.01, gt=0, lt=1)
+    pairs: Literal["against_original", "all"] = Field(
+        "against_original", description="test original vs each perturbation, or every pair of modes"
+    )
+
+
+@dataclass(frozen=True)
+class TestResult:
+    """One permutation test: the observed statistic, its p-value and the smallest p the design allows."""
+
+    statistic: float
+    p_value: float
+    smallest_possible_p: float
+
+
+def ks_statistics(values: np.ndarray, in_first: np.ndarray) -> np.ndarray:
+    """KS statistic for each row of a boolean group assignment (rows × len(values))."""
+    order = np.argsort(values, kind="stable")
+    member = np.atleast_2d(in_first)[:, order]
+    n_first = member[0].sum()
+    n_second = member.shape[1] - n_first
+    gap = np.cumsum(member, axis=1) / n_first - np.cumsum(~member, axis=1) / n_second
+    sorted_values = values[order]
+    block_ends = np.r_[
+        np.abs(np.diff(sorted_values)) > _TIE, True
+    ]  # compare CDFs only between distinct values
+    return np.abs(gap[:, block_ends]).max(axis=1)
+
+
+def ks_permutation_test(first: np.ndarray, second: np.ndarray, permutations: int, seed: int) -> TestResult:
+    """Two-sample KS permutation test of the score sets `first` and `second`."""
+    pooled = np.concatenate([first, second]).astype(np.float64)
+    observed_groups = np.arange(len(pooled)) < len(first)
+    observed = float(ks_statistics(pooled, observed_groups)[0])
+    rng = np.random.default_rng(seed)
+    shuffled = np.argsort(rng.random((permutations, len(pooled))), axis=1) < len(first)
+    permuted = ks_statistics(pooled, shuffled)
+    assignments = math.comb(len(pooled), len(first))
+    smallest = (2 if len(first) == len(second) else 1) / assignments
+    return TestResult(observed, float(np.mean(permuted >= observed - _TIE)), smallest)
+
+
+def wilcoxon_permutation_test(
+    first: np.ndarray, second: np.ndarray, permutations: int, seed: int
+) -> TestResult:
+    """Paired Wilcoxon signed-rank test by random sign swaps of the pairs (`first[i]` with `second[i]`)."""
+    differences = np.asarray(first, np.float64) - np.asarray(second, np.float64)
+    differences = differences[np.abs(differences) > _TIE]
+    if len(differences) == 0:
+        return TestResult(0.0, 1.0, 1.0)
+    ranks = rankdata(np.abs(differences))
+    observed = float(ranks[differences > 0].sum())
+    centre = ranks.sum() / 2
+    rng = np.random.default_rng(seed)
+    permuted = rng.integers(0, 2, size=(permutations, len(ranks))) @ ranks
+    p_value = float(np.mean(np.abs(permuted - centre) >= abs(observed - centre) - _TIE))
+    return TestResult(observed, p_value, 2.0 ** (1 - len(differences)))
+
+
+def mode_pairs(modes: list[str], pairs: str, reference: str = "original") -> list[tuple[str, str]]:
+    """The (mode, mode) pairs to test."""
+    if pairs == "all":
+        return [(a, b) for index, a in enumerate(modes) for b in modes[index + 1 :]]
+    return [(reference, mode) for mode in modes if mode != reference]
+
+
+def compare_modes(scores: pl.DataFrame, config: SeparabilityConfig, seed: int) -> pl.DataFrame:
+    """Test every mode pair of one score table (columns mode, seed, score); Bonferroni over the pairs.
+
+    Scores are paired by seed for the Wilcoxon test, so each mode needs the same seeds.
+    """
+    by_mode = {
+        mode: frame.sort("seed")
+        for mode, frame in scores.partition_by("mode", as_dict=True, include_key=True).items()
+    }
+    by_mode = {key[0] if isinstance(key, tuple) else key: frame for key, frame in by_mode.items()}
+    modes = [mode for mode in dict.fromkeys(scores["mode"].to_list())]
+    pairs = mode_pairs(modes, config.pairs)
+    rows = []
+    for first_mode, second_mode in pairs:
+        first, second = by_mode[first_mode], by_mode[second_mode]
+        if first["seed"].to_list() != second["seed"].to_list():
+            raise ValueError(f"modes {first_mode} and {second_mode} have different seeds; the test is paired")
+        a, b = first["score"].to_numpy(), second["score"].to_numpy()
+        test_seed = derive_seed(seed, "separability", first_mode, second_mode)
+        for name, result in (
+            ("ks", ks_permutation_test(a, b, config.permutations, test_seed)),
+            ("wilcoxon", wilcoxon_permutation_test(a, b, config.permutations, test_seed)),
+        ):
+            adjusted = min(1.0, result.p_value * len(pairs))
+            rows.append(
+                {
+                    "mode_a": first_mode,
+                    "mode_b": second_mode,
+                    "test": name,
+                    "statistic": result.statistic,
+                    "p_value": result.p_value,
+                    "p_adjusted": adjusted,
+                    "significant": adjusted < config.alpha,
+                    "smallest_possible_p_adjusted": min(1.0, result.smallest_possible_p * len(pairs)),
+                    "mean_a": float(a.mean()),
+                    "mean_b": float(b.mean()),
+                    "n_seeds": len(a),
+                    "hypotheses": len(pairs),
+                }
+            )
+    return pl.DataFrame(rows)
+
+
+def separable_pairs(results: pl.DataFrame) -> pl.DataFrame:
+    """One row per mode pair: separable when both tests reject after correction."""
+    return (
+        results.group_by(
+            [column for column in results.columns if column in ("dataset", "model", "mode_a", "mode_b")]
+        )
+        .agg(
+            pl.col("significant").all().alias("separable"),
+            pl.col("p_adjusted").filter(pl.col("test") == "ks").first().alias("p_ks"),
+            pl.col("p_adjusted").filter(pl.col("test") == "wilcoxon").first().alias("p_wilcoxon"),
+            pl.col("mean_a").first(),
+            pl.col("mean_b").first(),
+        )
+        .sort(pl.all())
+    )
