@@ -63,6 +63,27 @@ def _validate(args: argparse.Namespace) -> None:
     print(f"{args.input}: {report.rows} rows passed {len(report.results)} expectations")
 
 
+def _audit_graphs(args: argparse.Namespace) -> None:
+    from stages.core.params import apply_overrides, validate_section
+    from stages.datasets.graphs.table import read_graph_tables
+    from stages.datasets.graphs.tu_format import load_tu_dataset
+    from stages.methods.graphs.audit import AuditConfig
+    from stages.methods.graphs.standalone import audit_graph_datasets
+
+    if bool(args.tu) == bool(args.tables):
+        raise PipelineError("audit-graphs: give exactly one of --tu FOLDER (with --name) or --tables FOLDER")
+    if args.tu and not args.name:
+        raise PipelineError("audit-graphs: --tu needs --name, the TU dataset name (files <name>_A.txt, ...)")
+    folder = Path(args.tu or args.tables)
+    name = (args.name or folder.name).lower()
+    tables = load_tu_dataset(folder, args.name) if args.tu else read_graph_tables(folder)
+    raw = apply_overrides({"workers": args.workers, "seeds": list(range(args.seeds))}, args.set)
+    config = validate_section(AuditConfig, raw, "audit", source="command line")
+    report = audit_graph_datasets({name: tables}, config, args.seed, args.output)
+    print(report.read_text())
+    print(f"report: {report}")
+
+
 def _papers(args: argparse.Namespace) -> None:
     from stages.papers.registry import PAPERS
 
@@ -144,6 +165,11 @@ def _bench(args: argparse.Namespace) -> None:
 
         print(json.dumps(run_selection_benchmarks(), indent=2))
         return
+    if args.graphs:
+        from stages.papers.rings.benchmarks import run_graph_benchmarks
+
+        print(json.dumps(run_graph_benchmarks(), indent=2))
+        return
     if args.annotation:
         from stages.papers.info_coevolution.benchmarks import run_annotation_benchmarks
 
@@ -203,6 +229,26 @@ def build_parser() -> argparse.ArgumentParser:
         else:
             sub.add_argument("--report", help="write the validation report JSON here")
 
+    graphs = commands.add_parser(
+        "audit-graphs", help="RINGS audit of your graph dataset (TU format or graph tables) → report.md"
+    )
+    graphs.add_argument("--tu", help="folder holding a TU-format dataset (<name>_A.txt, ...)")
+    graphs.add_argument("--name", help="the TU dataset's name")
+    graphs.add_argument("--tables", help="a graph-table folder (graphs/nodes/edges .parquet)")
+    graphs.add_argument("--output", required=True, help="folder for the report, tables and figures")
+    graphs.add_argument("--seeds", type=int, default=12, help="runs per mode (12 lets Wilcoxon reject)")
+    graphs.add_argument("--seed", type=int, default=0, help="seed of the permutations and perturbations")
+    graphs.add_argument("--workers", type=int, default=2)
+    graphs.add_argument(
+        "-S",
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="audit option, e.g. gnn.epochs=10",
+    )
+    graphs.set_defaults(handler=_audit_graphs)
+
     commands.add_parser("papers", help="list registered papers and their stages").set_defaults(
         handler=_papers
     )
@@ -259,6 +305,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--selection",
         action="store_true",
         help="dynamic selection instead: per-epoch scoring overhead, time at ratio 0.5 vs full data",
+    )
+    bench.add_argument(
+        "--graphs",
+        action="store_true",
+        help="RINGS instead: one mode pair with 10,000 permutations, complementarity over B3DB, vs references",
     )
     bench.set_defaults(handler=_bench)
 

@@ -10,6 +10,7 @@ from stages.core.steps import Pipeline
 from stages.papers.dynamic_selection.pipeline import PIPELINE as DYNAMIC_SELECTION_PIPELINE
 from stages.papers.info_coevolution.pipeline import PIPELINE as INFO_COEVOLUTION_PIPELINE
 from stages.papers.mrmc.pipeline import PIPELINE as MRMC_PIPELINE
+from stages.papers.rings.pipeline import PIPELINE as RINGS_PIPELINE
 
 PAPERS_DIR = Path(__file__).parent
 
@@ -52,5 +53,13 @@ PAPERS.add(
         "dynamic_selection",
         "When dynamic data selection meets data augmentation: per-epoch selection by density × consistency",
         DYNAMIC_SELECTION_PIPELINE,
+    ),
+)
+PAPERS.add(
+    "rings",
+    Paper(
+        "rings",
+        "RINGS: auditing graph-learning datasets by perturbing their structure and feature modes",
+        RINGS_PIPELINE,
     ),
 )

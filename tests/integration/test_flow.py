@@ -74,4 +74,6 @@ def test_unknown_paper_fails_before_prefect_starts(repo_root):
 
     result = run_cli(["flow", "mrcm"], repo_root)
     assert result.returncode == 2
-    assert "unknown paper 'mrcm'; valid names: dynamic_selection, info_coevolution, mrmc" in result.stderr
+    assert (
+        "unknown paper 'mrcm'; valid names: dynamic_selection, info_coevolution, mrmc, rings" in result.stderr
+    )

@@ -1,0 +1,1 @@
+"""RINGS: auditing graph-learning datasets by mode perturbation (separability and complementarity)."""
