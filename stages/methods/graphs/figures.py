@@ -9,6 +9,13 @@ import polars as pl
 
 from stages.core.metrics import new_figure, save_figure
 
+FIGURE_FILES = {
+    "scores per mode": "figures/scores.png",
+    "separability p-values": "figures/p_values.png",
+    "complementarity": "figures/complementarity.png",
+}
+"""Where an audit's figures go, relative to its report (the report links them)."""
+
 
 def plot_scores(runs: pl.DataFrame, modes: list[str], metric: str, path: Path) -> None:
     """One panel per dataset: the per-seed scores of every mode (GNN as boxes, baseline as grey dots)."""

@@ -18,15 +18,9 @@ from stages.methods.graphs.audit import (
     split_timings,
     train_runs,
 )
-from stages.methods.graphs.figures import plot_complementarity, plot_p_values, plot_scores
+from stages.methods.graphs.figures import FIGURE_FILES, plot_complementarity, plot_p_values, plot_scores
 from stages.methods.graphs.report import quality_report
 from stages.methods.graphs.verdicts import dataset_verdicts
-
-FIGURES = {
-    "scores per mode": "figures/scores.png",
-    "separability p-values": "figures/p_values.png",
-    "complementarity": "figures/complementarity.png",
-}
 
 
 def audit_graph_datasets(
@@ -50,10 +44,10 @@ def audit_graph_datasets(
             write_parquet(frame, staged / f"{name}.parquet")
         write_parquet(complementarity.drop("seconds"), staged / "complementarity.parquet")
         write_json({row["dataset"]: row for row in verdicts.iter_rows(named=True)}, staged / "verdicts.json")
-        plot_scores(runs, config.modes, config.metric, staged / FIGURES["scores per mode"])
-        plot_p_values(separability, staged / FIGURES["separability p-values"])
-        plot_complementarity(complementarity, staged / FIGURES["complementarity"])
+        plot_scores(runs, config.modes, config.metric, staged / FIGURE_FILES["scores per mode"])
+        plot_p_values(separability, staged / FIGURE_FILES["separability p-values"])
+        plot_complementarity(complementarity, staged / FIGURE_FILES["complementarity"])
         summaries = {name: tables.summary() for name, tables in datasets.items()}
-        text = quality_report(summaries, runs, separability, complementarity, verdicts, config, FIGURES)
+        text = quality_report(summaries, runs, separability, complementarity, verdicts, config, FIGURE_FILES)
         write_text(text, staged / "report.md")
     return output / "report.md"

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from stages.core.io import read_json, read_parquet, write_json, write_parquet, write_text
 from stages.core.steps import StepContext
+from stages.methods.graphs.figures import FIGURE_FILES
 from stages.methods.graphs.report import quality_report
 from stages.methods.graphs.verdicts import dataset_verdicts
-
-FIGURES = {"scores per mode": "figures/scores.png", "separability p-values": "figures/p_values.png",
-           "complementarity": "figures/complementarity.png"}  # fmt: skip
 
 
 def run(ctx: StepContext) -> None:
@@ -22,7 +20,13 @@ def run(ctx: StepContext) -> None:
         for name, entry in read_json(ctx.input("summary")).items()
     }
     text = quality_report(
-        summaries, runs, separability, read_parquet(ctx.input("complementarity")), verdicts, config, FIGURES
+        summaries,
+        runs,
+        separability,
+        read_parquet(ctx.input("complementarity")),
+        verdicts,
+        config,
+        FIGURE_FILES,
     )
     write_parquet(verdicts, ctx.output("verdicts"))
     write_json({row["dataset"]: row for row in verdicts.iter_rows(named=True)}, ctx.output("metrics"))
