@@ -89,43 +89,29 @@ class GraphTables:
         }
 
 
-def build_tables(
-    labels: np.ndarray, features: list[np.ndarray], edges: list[np.ndarray], first_id: int = 0
-) -> GraphTables:
-    """Graph tables from per-graph arrays: features (n_i × d) and undirected edges (m_i × 2, any order)."""
+def build_tables(labels: np.ndarray, features: list[np.ndarray], edges: list[np.ndarray]) -> GraphTables:
+    """Graph tables (graph ids 0..N-1) from per-graph features (n_i × d) and undirected edges (m_i × 2)."""
+    if not len(labels) == len(features) == len(edges):
+        raise ValueError(f"{len(labels)} labels, {len(features)} feature matrices, {len(edges)} edge lists")
+    ids = np.arange(len(features), dtype=np.int64)
     dim = features[0].shape[1] if features else 0
-    node_frames, edge_frames = [], []
-    for offset, (x, pairs) in enumerate(zip(features, edges, strict=True)):
-        graph_id = first_id + offset
-        node_frames.append((graph_id, x))
-        edge_frames.append((graph_id, canonical_edges(pairs)))
-    counts = [x.shape[0] for _, x in node_frames]
+    counts = [len(x) for x in features]
+    pairs = [canonical_edges(edge_list) for edge_list in edges]
+    stacked = np.concatenate(pairs) if pairs else np.zeros((0, 2), np.int64)
     nodes = pl.DataFrame(
         {
-            "graph_id": np.repeat(np.arange(first_id, first_id + len(features)), counts).astype(np.int64),
-            "node": np.concatenate([np.arange(n) for n in counts]).astype(np.int64) if counts else [],
-            "x": np.concatenate([x for _, x in node_frames]).astype(np.float32)
-            if counts
-            else np.zeros((0, dim), np.float32),
+            "graph_id": np.repeat(ids, counts),
+            "node": np.concatenate([np.arange(n, dtype=np.int64) for n in counts]) if counts else [],
+            "x": np.concatenate(features).astype(np.float32) if counts else np.zeros((0, dim), np.float32),
         },
         schema={"graph_id": pl.Int64, "node": pl.Int64, "x": pl.Array(pl.Float32, dim)},
     )
-    pairs = [pair for _, pair in edge_frames]
-    edge_counts = [len(pair) for pair in pairs]
-    stacked = np.concatenate(pairs) if pairs else np.zeros((0, 2), np.int64)
     edge_table = pl.DataFrame(
-        {
-            "graph_id": np.repeat(np.arange(first_id, first_id + len(pairs)), edge_counts).astype(np.int64),
-            "source": stacked[:, 0].astype(np.int64),
-            "target": stacked[:, 1].astype(np.int64),
-        }
-    )
-    graphs = pl.DataFrame(
-        {
-            "graph_id": np.arange(first_id, first_id + len(labels), dtype=np.int64),
-            "label": labels.astype(np.int64),
-        }
-    )
+        {"graph_id": np.repeat(ids, [len(edge_list) for edge_list in pairs]), "source": stacked[:, 0],
+         "target": stacked[:, 1]},
+        schema={"graph_id": pl.Int64, "source": pl.Int64, "target": pl.Int64},
+    )  # fmt: skip
+    graphs = pl.DataFrame({"graph_id": ids, "label": np.asarray(labels, dtype=np.int64)})
     return GraphTables(graphs, nodes, edge_table)
 
 

@@ -101,11 +101,9 @@ def compare_modes(scores: pl.DataFrame, config: SeparabilityConfig, seed: int) -
     Scores are paired by seed for the Wilcoxon test, so each mode needs the same seeds.
     """
     by_mode = {
-        mode: frame.sort("seed")
-        for mode, frame in scores.partition_by("mode", as_dict=True, include_key=True).items()
+        mode: frame.sort("seed") for (mode,), frame in scores.partition_by("mode", as_dict=True).items()
     }
-    by_mode = {key[0] if isinstance(key, tuple) else key: frame for key, frame in by_mode.items()}
-    modes = [mode for mode in dict.fromkeys(scores["mode"].to_list())]
+    modes = list(dict.fromkeys(scores["mode"].to_list()))
     pairs = mode_pairs(modes, config.pairs)
     rows = []
     for first_mode, second_mode in pairs:
