@@ -199,3 +199,44 @@ def test_ranking_puts_both_modes_first():
     verdicts = dataset_verdicts(pl.concat(frames), pl.concat(runs, how="diagonal"), "auroc")
     assert verdicts["dataset"].to_list() == ["both", "feat", "none"]
     assert verdicts["rank"].to_list() == [1, 2, 3]
+
+
+@pytest.mark.parametrize("metric", ["shortest_path", "resistance", "heat", "diffusion"])
+def test_graph_metrics_are_symmetric_distances(metric):
+    from stages.methods.graphs.geometry import GraphMetricConfig, component_distances
+
+    graph = nx.barabasi_albert_graph(12, 2, seed=0)
+    distances = component_distances(nx.to_numpy_array(graph), GraphMetricConfig(metric=metric))
+    assert np.allclose(distances, distances.T) and np.all(np.diag(distances) == 0)
+    off_diagonal = distances[~np.eye(12, dtype=bool)]
+    if metric == "diffusion":  # a pseudo-metric: nodes with the same walk distribution sit at distance 0
+        assert np.all(off_diagonal >= 0) and np.mean(off_diagonal > 0) > 0.9
+    else:
+        assert np.all(off_diagonal > 0)
+
+
+def test_resistance_and_diffusion_by_hand():
+    from stages.methods.graphs.geometry import GraphMetricConfig, component_distances
+
+    triangle = nx.to_numpy_array(nx.complete_graph(3))
+    resistance = component_distances(triangle, GraphMetricConfig(metric="resistance"))
+    assert np.allclose(resistance[~np.eye(3, dtype=bool)], 2 / 3)  # 1 Ω in parallel with 2 Ω
+    path = nx.to_numpy_array(nx.path_graph(4))
+    assert np.allclose(component_distances(path, GraphMetricConfig(metric="resistance")), [
+        [0, 1, 2, 3], [1, 0, 1, 2], [2, 1, 0, 1], [3, 2, 1, 0]])  # fmt: skip
+    # one step on the 3-star from the centre (degree 3) vs a leaf (degree 1): P rows (0,⅓,⅓,⅓) and (1,0,0,0)
+    star = nx.to_numpy_array(nx.star_graph(3))
+    diffusion = component_distances(star, GraphMetricConfig(metric="diffusion", diffusion_steps=1))
+    stationary = np.array([3, 1, 1, 1]) / 6
+    expected = np.sqrt(((np.array([0, 1, 1, 1]) / 3 - np.array([1, 0, 0, 0])) ** 2 / stationary).sum())
+    assert diffusion[0, 1] == pytest.approx(expected)
+
+
+def test_complementarity_with_resistance_on_a_triangle():
+    from stages.methods.graphs.geometry import GraphMetricConfig
+
+    triangle = np.array([[0, 1], [1, 2], [0, 2]])
+    constant = np.ones((3, 1))
+    assert graph_complementarity(constant, triangle, GraphMetricConfig(metric="resistance")) == pytest.approx(
+        1.0
+    )

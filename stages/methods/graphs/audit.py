@@ -24,6 +24,7 @@ from stages.core.params import StrictModel
 from stages.core.progress import progress
 from stages.core.seeding import derive_seed
 from stages.methods.graphs.complementarity import dataset_complementarity
+from stages.methods.graphs.geometry import GraphMetricConfig
 from stages.methods.graphs.perturbations import DEFAULT_MODES, PERTURBATIONS, dataset_shape, perturb
 from stages.methods.graphs.separability import SeparabilityConfig, compare_modes
 from stages.models.graph_training import GnnConfig, gnn_probabilities, train_gnn, train_pooled_mlp
@@ -51,6 +52,7 @@ class AuditConfig(StrictModel):
         default_factory=lambda: list(COMPLEMENTARITY_MODES), min_length=1
     )
     geometric_dim: int = Field(4, ge=1, description="width of geometric_features (MDS of hop distances)")
+    graph_metric: GraphMetricConfig = GraphMetricConfig()
     workers: int = Field(2, ge=1, description="processes training runs in parallel")
 
     @field_validator("modes", "complementarity_modes")
@@ -236,7 +238,7 @@ def complementarity_results(datasets: Mapping[str, Path], config: AuditConfig, s
         for mode in config.complementarity_modes:
             started = time.perf_counter()
             values = dataset_complementarity(
-                perturb(graphs, mode, seed, shape), desc=f"complementarity {name}/{mode}"
+                perturb(graphs, mode, seed, shape), config.graph_metric, desc=f"complementarity {name}/{mode}"
             )
             rows.append(
                 {

@@ -1,7 +1,8 @@
 """Mode complementarity: how much the geometry of the node features disagrees with the graph's geometry.
 
-Per connected component of k nodes: D_X = Euclidean distances between node features, D_G = hop distances,
-each divided by its maximum (left as is when all zero); score = ‖D_X − D_G‖₁ / (k² − k) (0 for a single node).
+Per connected component of k nodes: D_X = Euclidean distances between node features, D_G = hop distances
+(or resistance, heat-kernel or diffusion distances, `GraphMetricConfig`), each divided by its maximum (left
+as is when all zero); score = ‖D_X − D_G‖₁ / (k² − k) (0 for a single node).
 A graph's score is the size-weighted mean over its components; a dataset's is the mean over its graphs.
 0 means the features redraw the graph's geometry; values near 1 mean the two modes say different things.
 """
@@ -14,7 +15,15 @@ import numpy as np
 from scipy.spatial.distance import cdist
 
 from stages.core.progress import progress
-from stages.methods.graphs.geometry import components, hop_distances
+from stages.methods.graphs.geometry import (
+    GraphMetricConfig,
+    adjacency,
+    component_distances,
+    components,
+    hop_distances,
+)
+
+HOPS = GraphMetricConfig()
 
 if TYPE_CHECKING:
     from torch_geometric.data import Data
@@ -25,32 +34,46 @@ def _normalised(distances: np.ndarray) -> np.ndarray:
     return distances / top if top > 0 else distances
 
 
-def graph_complementarity(features: np.ndarray, edges: np.ndarray) -> float:
+def component_graph_distances(
+    n_nodes: int, edges: np.ndarray, metric: GraphMetricConfig = HOPS
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(node indices, graph distances among them) per connected component."""
+    if metric.metric == "shortest_path":  # one sparse all-pairs search for the whole graph
+        hops = hop_distances(n_nodes, edges)
+        return [(nodes, hops[np.ix_(nodes, nodes)]) for nodes in components(n_nodes, edges)]
+    dense = adjacency(n_nodes, edges).toarray()
+    return [
+        (nodes, component_distances(dense[np.ix_(nodes, nodes)], metric))
+        for nodes in components(n_nodes, edges)
+    ]
+
+
+def graph_complementarity(features: np.ndarray, edges: np.ndarray, metric: GraphMetricConfig = HOPS) -> float:
     """Complementarity of one graph: node features (n × d) and undirected edges (m × 2)."""
     n = len(features)
     if n == 0:
         raise ValueError("a graph without nodes has no complementarity")
-    hops = hop_distances(n, edges)
-    total, weight = 0.0, 0
-    for nodes in components(n, edges):
+    total = 0.0
+    for nodes, graph_distances in component_graph_distances(n, edges, metric):
         size = len(nodes)
-        weight += size
         if size < 2:
             continue
         feature_distances = _normalised(cdist(features[nodes], features[nodes]))
-        graph_distances = _normalised(hops[np.ix_(nodes, nodes)])
-        total += size * np.abs(feature_distances - graph_distances).sum() / (size * size - size)
-    return total / weight
+        difference = np.abs(feature_distances - _normalised(graph_distances)).sum()
+        total += size * difference / (size * size - size)
+    return total / n
 
 
-def dataset_complementarity(graphs: list[Data], desc: str | None = None) -> np.ndarray:
+def dataset_complementarity(
+    graphs: list[Data], metric: GraphMetricConfig = HOPS, desc: str | None = None
+) -> np.ndarray:
     """Complementarity per graph of a torch_geometric dataset."""
     from stages.methods.graphs.perturbations import undirected_edges
 
     items = graphs if desc is None else progress(graphs, desc=desc, total=len(graphs))
     return np.asarray(
         [
-            graph_complementarity(graph.x.numpy().astype(np.float64), undirected_edges(graph))
+            graph_complementarity(graph.x.numpy().astype(np.float64), undirected_edges(graph), metric)
             for graph in items
         ]
     )

@@ -1,10 +1,30 @@
-"""Graph geometry shared by perturbations and complementarity: shortest paths, components, MDS coordinates."""
+"""Graph geometry shared by perturbations and complementarity: graph distances, components, MDS coordinates.
+
+Distances within a connected component (`component_distances`):
+- `shortest_path`: hops;
+- `resistance`: effective resistance, R_ij = L⁺_ii + L⁺_jj − 2 L⁺_ij (L⁺ the Laplacian's pseudo-inverse);
+- `heat`: heat-kernel distance, √(H_ii + H_jj − 2 H_ij) with H = exp(−t L);
+- `diffusion`: diffusion distance after s random-walk steps, √(Σ_k (P^s_ik − P^s_jk)² / π_k), π ∝ degree.
+"""
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
+from pydantic import Field
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components, shortest_path
+
+from stages.core.params import StrictModel
+
+
+class GraphMetricConfig(StrictModel):
+    """Which distance between the nodes of a graph the complementarity compares the features with."""
+
+    metric: Literal["shortest_path", "resistance", "heat", "diffusion"] = "shortest_path"
+    heat_time: float = Field(1.0, gt=0, description="t of the heat kernel exp(−tL)")
+    diffusion_steps: int = Field(2, ge=1, description="random-walk steps of the diffusion distance")
 
 
 def adjacency(n_nodes: int, edges: np.ndarray) -> coo_matrix:
@@ -37,3 +57,27 @@ def mds_coordinates(distances: np.ndarray, dim: int) -> np.ndarray:
     if coordinates.shape[1] < dim:
         coordinates = np.pad(coordinates, ((0, 0), (0, dim - coordinates.shape[1])))
     return coordinates
+
+
+def component_distances(adjacency_matrix: np.ndarray, config: GraphMetricConfig) -> np.ndarray:
+    """Node distances of one connected component (dense symmetric 0/1 adjacency, k × k)."""
+    if config.metric == "shortest_path":
+        return shortest_path(adjacency_matrix, method="D", unweighted=True, directed=False)
+    degrees = adjacency_matrix.sum(axis=1)
+    if config.metric == "diffusion":
+        steps = np.linalg.matrix_power(adjacency_matrix / degrees[:, None], config.diffusion_steps)
+        scaled = steps / np.sqrt(degrees / degrees.sum())[None, :]
+        return np.sqrt(_gram_distances(scaled @ scaled.T))
+    laplacian = np.diag(degrees) - adjacency_matrix
+    if config.metric == "resistance":
+        return _gram_distances(np.linalg.pinv(laplacian, hermitian=True))
+    values, vectors = np.linalg.eigh(laplacian)
+    return np.sqrt(_gram_distances((vectors * np.exp(-config.heat_time * values)) @ vectors.T))
+
+
+def _gram_distances(gram: np.ndarray) -> np.ndarray:
+    """G_ii + G_jj − 2 G_ij, clipped at 0 and with an exact zero diagonal."""
+    diagonal = np.diag(gram)
+    distances = np.clip(diagonal[:, None] + diagonal[None, :] - 2 * gram, 0.0, None)
+    np.fill_diagonal(distances, 0.0)
+    return distances

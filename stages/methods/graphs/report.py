@@ -139,7 +139,7 @@ def quality_report(
         "",
         _separability_section(separability),
         "",
-        "## Mode complementarity (mean over graphs)",
+        f"## Mode complementarity (mean over graphs; D_G: {config.graph_metric.metric.replace('_', ' ')})",
         "",
         _table(["dataset", *comp.columns[1:]], [list(row) for row in comp.iter_rows()]),
         "",

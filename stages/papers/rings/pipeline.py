@@ -68,7 +68,12 @@ STEPS = (
             "timings": f"{ROOT}/timings/complementarity.json",
         },
         plots={"figure": f"{ROOT}/figures/complementarity.png"},
-        params=("common.seed", f"{AUDIT}.complementarity_modes", f"{AUDIT}.geometric_dim"),
+        params=(
+            "common.seed",
+            f"{AUDIT}.complementarity_modes",
+            f"{AUDIT}.geometric_dim",
+            f"{AUDIT}.graph_metric",
+        ),
         code=(
             f"{CODE}/complementarity.py",
             f"{METHODS}/complementarity.py",
