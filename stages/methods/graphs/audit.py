@@ -30,7 +30,6 @@ from stages.methods.graphs.separability import SeparabilityConfig, compare_modes
 from stages.models.graph_training import GnnConfig, gnn_probabilities, train_gnn, train_pooled_mlp
 from stages.models.training import TrainConfig
 
-MODELS = ("gnn", "baseline")
 COMPLEMENTARITY_MODES = ("original", "random_features", "geometric_features")
 
 
