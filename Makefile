@@ -57,14 +57,16 @@ test-slow: setup  ## only the slow tests
 smoke: setup  ## every pipeline at tiny sizes through dvc repro in a scratch copy
 	icml25 smoke
 
-lint: setup  ## ruff
+lint: setup  ## ruff, the import-layer contracts, and dvc.yaml against the step specs
 	ruff check .
 	ruff format --check .
+	lint-imports
+	icml25 dvc-yaml --check
 
 serve: setup  ## Prefect server + UI on http://127.0.0.1:4200 with one deployment per paper (Ctrl-C stops)
 	icml25 serve --port 4200
 
-bench: setup  ## benchmarks → reports/benchmarks/benchmarks.{json,png}
+bench: setup  ## platform benchmarks → reports/benchmarks/benchmarks.{json,png} (icml25 bench <paper> for a paper)
 	icml25 bench
 
 clean-venv:

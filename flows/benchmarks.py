@@ -1,4 +1,4 @@
-"""Orchestration benchmarks (`icml25 bench --orchestration`), written to reports/benchmarks/orchestration.json.
+"""Orchestration benchmarks (`icml25 bench orchestration`), written to reports/benchmarks/orchestration.json.
 
 - Overhead: the Prefect paper flow vs plain `dvc repro` on the same up-to-date pipeline.
 - Fan-out: 4 independent experiments on 2 Dask workers vs one after another, in a smoke-params scratch copy.

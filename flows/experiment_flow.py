@@ -66,12 +66,12 @@ def paper_deployment_flow(paper: str, workspace: str = ".") -> Callable[..., str
 
     pipeline = PAPERS.get(paper).pipeline
     raw_section = read_params_file(Path(workspace) / PARAMS_FILE)[pipeline.params_section]
-    defaults = validate_section(pipeline.params_model, raw_section, pipeline.params_section)
+    defaults = validate_section(pipeline.model(), raw_section, pipeline.params_section)
 
     def run_paper(params: Any = defaults, experiment_name: str | None = None) -> str:
         current = read_params_file(Path(workspace) / PARAMS_FILE)[pipeline.params_section]
-        wanted = pipeline.params_model.model_validate(params).model_dump(mode="json")
-        canonical = pipeline.params_model.model_validate(current).model_dump(mode="json")
+        wanted = pipeline.model().model_validate(params).model_dump(mode="json")
+        canonical = pipeline.model().model_validate(current).model_dump(mode="json")
         overrides = overrides_between(pipeline.params_section, canonical, wanted)
         return experiment_flow(paper, overrides, experiment_name, workspace)
 
@@ -81,7 +81,7 @@ def paper_deployment_flow(paper: str, workspace: str = ".") -> Callable[..., str
                 "params",
                 inspect.Parameter.POSITIONAL_OR_KEYWORD,
                 default=defaults,
-                annotation=pipeline.params_model,
+                annotation=pipeline.model(),
             ),
             inspect.Parameter(
                 "experiment_name",
@@ -93,7 +93,7 @@ def paper_deployment_flow(paper: str, workspace: str = ".") -> Callable[..., str
         return_annotation=str,
     )
     run_paper.__annotations__ = {
-        "params": pipeline.params_model,
+        "params": pipeline.model(),
         "experiment_name": str | None,
         "return": str,
     }

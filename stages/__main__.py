@@ -1,5 +1,8 @@
-"""`python -m stages ...` is the `icml25` command (dvc.yaml uses this form so a workspace runs its own code)."""
+"""`python -m stages ...`: the library's commands (dvc.yaml runs stages this way, so a workspace runs its own code).
 
-from stages.cli import main
+`icml25` (`python -m flows`) adds the Prefect commands on top.
+"""
+
+from stages.commands import main
 
 raise SystemExit(main())

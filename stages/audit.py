@@ -142,6 +142,14 @@ def flatten(value: Any, prefix: str = "") -> dict[str, Any]:
     return flat
 
 
+def claim_verdict(claim: dict[str, Any]) -> str:
+    """A recorded claim's verdict: `holds`, `fails` or `inconclusive` (files from before the three verdicts
+    carry a boolean `holds`, read as holds / fails)."""
+    if "verdict" in claim:
+        return str(claim["verdict"])
+    return "holds" if claim.get("holds") else "fails"
+
+
 def audit_markdown(record: AuditRecord) -> str:
     """The audit as Markdown."""
     lines = [f"# Audit: {record.paper} ({record.run})", "", f"- code: `{record.commit}`", "", "## Params", ""]
@@ -157,7 +165,7 @@ def audit_markdown(record: AuditRecord) -> str:
         lines += [f"- `{path}`"] + [f"  - {key}: {value}" for key, value in flatten(metrics).items()]
     lines += ["", "## Claims", ""]
     lines += [
-        f"- {claim['id']}: {'holds' if claim['holds'] else 'does NOT hold'} — {json.dumps(claim['measured'])}"
+        f"- {claim['id']}: {claim_verdict(claim)} — {claim.get('reason') or json.dumps(claim['measured'])}"
         for claim in record.claims
     ]
     return "\n".join(lines) + "\n"

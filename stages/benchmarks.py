@@ -7,9 +7,7 @@
 
 from __future__ import annotations
 
-import statistics
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -19,19 +17,15 @@ import polars as pl
 from stages.core.dvc_cli import run_dvc
 from stages.core.io import read_parquet, write_json, write_parquet
 from stages.core.metrics import new_figure, save_figure
+from stages.core.timing import median_seconds
 from stages.datasets.classification import from_arrays, to_arrays
 
 RESULTS_DIR = Path("reports/benchmarks")
 
 
-def best_of(function: Callable[[], object], repeats: int) -> float:
-    """Median wall-clock seconds of `repeats` calls."""
-    times = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
+def median_of(function: Callable[[], object], repeats: int) -> float:
+    """Median wall-clock seconds of `repeats` calls (the shared timing helper)."""
+    return median_seconds(function, repeats)[0]
 
 
 def fashion_mnist_table(root: Path) -> pl.DataFrame:
@@ -50,10 +44,10 @@ def bench_parquet(root: Path, repeats: int = 3) -> dict:
     pixels = to_arrays(table, dtype=np.uint8).features
     with tempfile.TemporaryDirectory() as folder:
         parquet_path, npy_path = Path(folder) / "t.parquet", Path(folder) / "t.npy"
-        parquet = best_of(
+        parquet = median_of(
             lambda: (write_parquet(table, parquet_path), pl.read_parquet(parquet_path)), repeats
         )
-        numpy_ref = best_of(lambda: (np.save(npy_path, pixels), np.load(npy_path)), repeats)
+        numpy_ref = median_of(lambda: (np.save(npy_path, pixels), np.load(npy_path)), repeats)
         sizes = {"parquet_mb": parquet_path.stat().st_size / 1e6, "npy_mb": npy_path.stat().st_size / 1e6}
     return {
         "rows": table.height,
@@ -69,14 +63,17 @@ def bench_noop_repro(root: Path, repeats: int = 3) -> dict:
     status = run_dvc(["status", "--json"], root, capture=True).stdout.strip()
     if status not in ("{}", ""):
         return {"skipped": "workspace not up to date: run `make repro` first", "status": status[:500]}
-    return {"noop_repro_s": best_of(lambda: run_dvc(["repro"], root, capture=True), repeats), "target_s": 5.0}
+    return {
+        "noop_repro_s": median_of(lambda: run_dvc(["repro"], root, capture=True), repeats),
+        "target_s": 5.0,
+    }
 
 
 def bench_selection(pool_size: int = 60_000, epochs: int = 10, repeats: int = 20, seed: int = 0) -> dict:
     """MRMC and EL2N selection time on one synthetic 60k pool with a 10-epoch trace (scoring + picking)."""
     from stages.methods.selection.coreset import SelectionPool, budget_count
     from stages.methods.selection.registry import make_selector
-    from stages.models.training import TrainingTrace
+    from stages.models.trace import TrainingTrace
 
     rng = np.random.default_rng(seed)
     decay = rng.gamma(2.0, 0.1, pool_size)
@@ -91,7 +88,9 @@ def bench_selection(pool_size: int = 60_000, epochs: int = 10, repeats: int = 20
     )
     budget = budget_count(0.3, pool_size)
     seconds = {
-        name: best_of(lambda name=name: make_selector(name)(pool, budget, np.random.default_rng(0)), repeats)
+        name: median_of(
+            lambda name=name: make_selector(name)(pool, budget, np.random.default_rng(0)), repeats
+        )
         for name in ("mrmc", "el2n", "forgetting", "random")
     }
     return {

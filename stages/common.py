@@ -1,15 +1,36 @@
-"""The `common:` section of params.yaml, shared by every pipeline."""
+"""The `common:` section of params.yaml, shared by every pipeline: the base seed and the data sources."""
 
 from __future__ import annotations
 
-from pydantic import Field
+from typing import Any
+
+from pydantic import Field, create_model
 
 from stages.core.params import StrictModel
-from stages.datasets.sources import DatasetsParams
+from stages.datasets.registry import get_source, source_names
+
+
+def datasets_model() -> type[StrictModel]:
+    """`common.datasets`: one field per registered source, typed by that source's params model.
+
+    A source left out gets its defaults, except optional ones (a user's path), which stay unset (None).
+    """
+    fields: dict[str, Any] = {}
+    for name in source_names():
+        source = get_source(name)
+        fields[name] = (
+            (source.params_model | None, None)
+            if source.optional
+            else (source.params_model, source.params_model())
+        )
+    return create_model("DatasetsParams", __base__=StrictModel, **fields)
+
+
+DatasetsParams = datasets_model()
 
 
 class CommonParams(StrictModel):
     """Settings shared by every paper: the base seed and where each raw dataset comes from."""
 
     seed: int = Field(0, ge=0, description="Base seed; each paper derives its own seeds from it.")
-    datasets: DatasetsParams = DatasetsParams()
+    datasets: DatasetsParams = DatasetsParams()  # type: ignore[valid-type]

@@ -41,7 +41,7 @@ def validate_overrides(paper: str, overrides: Sequence[str], workspace: str | Pa
     params = apply_overrides(read_params_file(Path(workspace) / PARAMS_FILE), list(overrides))
     validate_section(CommonParams, params.get("common"), "common", "overrides")
     validate_section(
-        pipeline.params_model, params.get(pipeline.params_section), pipeline.params_section, "overrides"
+        pipeline.model(), params.get(pipeline.params_section), pipeline.params_section, "overrides"
     )
     return params
 

@@ -3,49 +3,92 @@ running one DVC stage: `icml25 stage <name>` is the command each `dvc.yaml` stag
 
 from __future__ import annotations
 
-import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
-from stages.common import CommonParams
+import yaml
+
 from stages.core.errors import PipelineError
-from stages.core.io import OutputTransaction
+from stages.core.execution import execute
 from stages.core.params import PARAMS_FILE, read_params_file, validate_section
-from stages.core.seeding import seed_everything
-from stages.core.steps import Pipeline, Step, StepContext, resolve_template
+from stages.core.steps import Pipeline, Step, import_ref, resolve_template
+
+REPORT_PATH = "reports/claims.md"
 
 
-def all_pipelines() -> list[Pipeline]:
-    """Dataset stages, the generic core-set stage, every registered paper, then the report."""
-    from stages import report
-    from stages.datasets.pipeline import PIPELINE as DATA
+def report_pipeline() -> Pipeline:
+    """The `report` stage: every registered paper's claims gathered into `reports/claims.md`."""
+    from stages.papers.registry import PAPERS
+
+    step = Step(
+        name="report",
+        deps={paper_id: PAPERS.get(paper_id).claims_path for paper_id in PAPERS.names()},
+        outs={"report": REPORT_PATH},
+        description="gather all papers' claims into reports/claims.md",
+    )
+    return Pipeline(
+        id="",
+        package="stages",
+        params_section="common",
+        params_model="stages.common:CommonParams",
+        steps=(step,),
+    )
+
+
+def all_pipelines(raw_params: Mapping[str, Any] | None = None) -> list[Pipeline]:
+    """Dataset stages (those in use under `raw_params`), the core-set stage, every paper, then the report."""
+    from stages.datasets.pipeline import data_pipeline
     from stages.methods.selection.pipeline import PIPELINE as CORESET
     from stages.papers.registry import PAPERS
 
-    return [DATA, CORESET, *(PAPERS.get(paper_id).pipeline for paper_id in PAPERS.names()), report.PIPELINE]
+    raw = read_params_file(PARAMS_FILE) if raw_params is None else raw_params
+    papers = [PAPERS.get(paper_id).pipeline for paper_id in PAPERS.names()]
+    return [data_pipeline(raw), CORESET, *papers, report_pipeline()]
 
 
-def find_stage(stage_name: str) -> tuple[Pipeline, Step]:
+def find_stage(stage_name: str, raw_params: Mapping[str, Any]) -> tuple[Pipeline, Step]:
     """The pipeline and step behind a DVC stage name such as `mrmc-trace` or `data-digits`."""
-    for pipeline in all_pipelines():
+    pipelines = all_pipelines(raw_params)
+    for pipeline in pipelines:
         for step in pipeline.steps:
             if pipeline.stage_name(step) == stage_name:
                 return pipeline, step
-    names = [pipeline.stage_name(step) for pipeline in all_pipelines() for step in pipeline.steps]
+    names = [name for pipeline in pipelines for name in pipeline.stage_names()]
     raise PipelineError(f"unknown stage '{stage_name}'; stages: {', '.join(names)}")
+
+
+def check_declared_deps(stage_name: str, deps: Mapping[str, str], root: Path) -> None:
+    """Params-dependent deps must be in the stage's `dvc.yaml` entry, or DVC would not track them."""
+    dvc_yaml = root / "dvc.yaml"
+    declared = set(yaml.safe_load(dvc_yaml.read_text())["stages"].get(stage_name, {}).get("deps", []))
+    missing = sorted(set(deps.values()) - declared)
+    if missing:
+        raise PipelineError(
+            f"stage '{stage_name}': params.yaml now asks for {', '.join(missing)}, which {dvc_yaml} does not "
+            "declare as deps; run `icml25 dvc-yaml` to regenerate it, then `dvc repro`"
+        )
 
 
 def run_stage(stage_name: str, params_path: str | Path = PARAMS_FILE, root: str | Path = ".") -> None:
     """Validate params, check inputs exist, run the step and move its outputs into place atomically."""
-    pipeline, step = find_stage(stage_name)
+    from stages.common import CommonParams
+
+    root = Path(root)
     raw = read_params_file(params_path)
+    pipeline, step = find_stage(stage_name, raw)
     common = validate_section(CommonParams, raw.get("common"), "common", str(params_path))
     if pipeline.params_section not in raw:
         raise PipelineError(f"{params_path}: missing section '{pipeline.params_section}'")
     params = validate_section(
-        pipeline.params_model, raw[pipeline.params_section], pipeline.params_section, str(params_path)
+        pipeline.model(), raw[pipeline.params_section], pipeline.params_section, str(params_path)
     )
-    root = Path(root)
-    inputs = {role: root / resolve_template(path, raw) for role, path in step.deps.items()}
+    deps = step.data_deps(raw)
+    if step.dynamic_deps and (root / "dvc.yaml").is_file():
+        check_declared_deps(
+            stage_name, {role: resolve_template(path, raw) for role, path in deps.items()}, root
+        )
+    inputs = {role: root / resolve_template(path, raw) for role, path in deps.items()}
     missing = [f"{role}: {path}" for role, path in inputs.items() if not path.exists()]
     if missing:
         raise PipelineError(
@@ -53,20 +96,5 @@ def run_stage(stage_name: str, params_path: str | Path = PARAMS_FILE, root: str 
             "that produce them first (`dvc repro` does)"
         )
     outputs = {role: root / resolve_template(path, raw) for role, path in step.all_outputs().items()}
-    seed_everything(common.seed)  # steps derive their own seeds; this pins any library-level randomness too
-    with OutputTransaction(root) as transaction:
-        context = StepContext(
-            stage=stage_name,
-            params=params,
-            common=common,
-            inputs=inputs,
-            outputs=transaction,
-            output_paths=outputs,
-        )
-        step.run(context)
-        unwritten = [role for role, path in outputs.items() if path not in transaction.requested]
-        if unwritten:
-            raise PipelineError(
-                f"stage '{stage_name}' did not write its declared outputs: {', '.join(unwritten)}"
-            )
-    print(f"[{stage_name}] done", file=sys.stderr)
+    function = import_ref(pipeline.run_ref(step))
+    execute(stage_name, function, step.args, params, common, inputs, outputs, root)

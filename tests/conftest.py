@@ -46,10 +46,10 @@ def tiny_table() -> pl.DataFrame:
 def run_cli(
     args: list[str], cwd: Path, extra_env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess:
-    """Run `python -m stages ARGS` (the `icml25` command) as a user would."""
+    """Run `python -m flows ARGS` (the `icml25` command) as a user would."""
     env = {**os.environ, **OFFLINE_ENV, "ICML25_PROGRESS": "0", **(extra_env or {})}
     return subprocess.run(
-        [sys.executable, "-m", "stages", *args], cwd=cwd, env=env, capture_output=True, text=True, check=False
+        [sys.executable, "-m", "flows", *args], cwd=cwd, env=env, capture_output=True, text=True, check=False
     )
 
 

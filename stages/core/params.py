@@ -6,6 +6,7 @@ Unknown keys and wrong types fail at stage start with the dotted key and the fil
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -20,9 +21,18 @@ ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
 class StrictModel(BaseModel):
-    """Base for every params model: unknown keys are errors, values are not silently coerced across types."""
+    """Base for every params model: unknown keys are errors, values are not silently coerced across types.
+
+    Params from a file or the command line go through :func:`strict_validate`: `'20000'` for an int or
+    `'yes'` for a bool is an error there, not a value (integers still count as floats, lists as tuples).
+    """
 
     model_config = ConfigDict(extra="forbid", strict=False, frozen=True)
+
+
+def strict_validate(model: type[ModelT], raw: Any) -> ModelT:
+    """Validate plain data (as YAML or JSON give it) in pydantic's strict JSON mode: no str → number/bool."""
+    return model.model_validate_json(json.dumps(raw, default=str), strict=True)
 
 
 def read_params_file(path: str | Path = PARAMS_FILE) -> dict[str, Any]:
@@ -42,7 +52,7 @@ def read_params_file(path: str | Path = PARAMS_FILE) -> dict[str, Any]:
 def validate_section(model: type[ModelT], raw: Any, section: str, source: str = PARAMS_FILE) -> ModelT:
     """Validate one section against its model, naming every bad key as `section.key.sub` in the error."""
     try:
-        return model.model_validate(raw if raw is not None else {})
+        return strict_validate(model, raw if raw is not None else {})
     except ValidationError as error:
         problems = []
         for item in error.errors():

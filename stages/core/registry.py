@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from typing import Generic, TypeVar
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, Generic, TypeVar
 
 from stages.core.errors import PipelineError
 
@@ -46,6 +46,17 @@ class Registry(Generic[T]):
         except KeyError:
             valid = ", ".join(sorted(self._entries)) or "(none)"
             raise UnknownNameError(f"unknown {self.family} '{name}'; valid names: {valid}") from None
+
+    def build(self, name: str, options: Mapping[str, Any] | None = None, key: str = "options") -> Any:
+        """An instance of the registered class `name`, its `Options` model validated from `options`.
+
+        An unknown name lists the valid ones; an unknown or ill-typed option is an error naming `key.option`.
+        """
+        from stages.core.params import validate_section
+
+        entry = self.get(name)
+        parsed = validate_section(entry.Options, dict(options or {}), key, source=f"{self.family} '{name}'")
+        return entry(parsed)
 
     def names(self) -> list[str]:
         """Registered names, sorted."""

@@ -1,48 +1,42 @@
-"""The shared dataset stages `data-<name>`: materialise a raw source into a validated Parquet table."""
+"""The shared dataset stages `data-<name>`, one per registered source, generated from the source registry."""
 
 from __future__ import annotations
 
-from stages.common import CommonParams
-from stages.core.io import file_md5, write_json, write_parquet
-from stages.core.steps import Pipeline, Step, StepContext
-from stages.core.validate import ensure_valid
-from stages.datasets.sources import SOURCES
+from collections.abc import Mapping
+from typing import Any
+
+from stages.core.steps import Pipeline, Step
+from stages.datasets.registry import get_source, source_module, source_names
 
 
-def make_run(name: str):
-    """The step function of source `name`."""
-
-    def run(ctx: StepContext) -> None:
-        params = getattr(ctx.common.datasets, name)
-        source = SOURCES.get(name)
-        table = source.load(params)
-        provenance = {
-            "dataset": name,
-            "description": source.description,
-            "rows": table.height,
-            "files": {
-                path.name: file_md5(path) for path in source.files(params)
-            },  # names: location-independent
-        }
-        report = ensure_valid(table, source.schema, name)
-        ctx.log(f"{table.height} rows validated")
-        write_parquet(table, ctx.output("table"))
-        write_json(report.to_dict() | {"provenance": provenance}, ctx.output("validation"))
-
-    return run
-
-
-STEPS = tuple(
-    Step(
+def source_step(name: str) -> Step:
+    """The `data-<name>` step of one source: its modality's step function bound to the source."""
+    source = get_source(name)
+    return Step(
         name=name,
-        run=make_run(name),
-        deps=SOURCES.get(name).deps,
-        outs={"table": f"data/raw/{name}/table.parquet", "validation": f"data/raw/{name}/validation.json"},
+        run=source.modality.run,
+        args={"source": name},
+        modules=(source_module(name),),
+        deps=source.deps,
+        outs=source.outputs(),
         params=(f"common.datasets.{name}",),
-        code=("stages/datasets",),
-        description=SOURCES.get(name).description,
+        description=source.description,
     )
-    for name in SOURCES.names()
-)
 
-PIPELINE = Pipeline(id="data", params_section="common", params_model=CommonParams, steps=STEPS)
+
+def configured(name: str, raw_params: Mapping[str, Any]) -> bool:
+    """An optional source has a stage only when params.yaml sets `common.datasets.<name>`."""
+    datasets = (raw_params.get("common") or {}).get("datasets") or {}
+    return not get_source(name).optional or name in datasets
+
+
+def data_pipeline(raw_params: Mapping[str, Any]) -> Pipeline:
+    """The `data-*` stages for the sources in use: every non-optional source and the configured optional ones."""
+    steps = tuple(source_step(name) for name in source_names() if configured(name, raw_params))
+    return Pipeline(
+        id="data",
+        package="stages.datasets",
+        params_section="common",
+        params_model="stages.common:CommonParams",
+        steps=steps,
+    )

@@ -45,3 +45,14 @@ def split_pool_and_test(
     pool = stratified_subsample(train, pool_size, derive_seed(seed, namespace, "pool"))
     test = stratified_subsample(test, test_size, derive_seed(seed, namespace, "test"))
     return pool, test
+
+
+def stratified_split(labels: np.ndarray, test_fraction: float, seed: int) -> np.ndarray:
+    """Split names ("train"/"test") with `test_fraction` of each class in test, reproducibly."""
+    rng = np.random.default_rng(seed)
+    splits = np.full(len(labels), "train", dtype=object)
+    for label in np.unique(labels):
+        members = np.flatnonzero(labels == label)
+        n_test = round(test_fraction * len(members))
+        splits[rng.permutation(members)[:n_test]] = "test"
+    return splits

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 import torch
 from torch import nn
 
-GnnKind = Literal["gin", "gcn"]
+from stages.models.config import GnnKind
 
 
 class GraphClassifier(nn.Module):

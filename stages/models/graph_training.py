@@ -6,27 +6,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
-from pydantic import Field
 from torch.nn import functional as F
 
-from stages.core.params import StrictModel
-from stages.models.gnn import GnnKind, GraphClassifier
+from stages.models.config import GnnConfig
+from stages.models.gnn import GraphClassifier
 from stages.models.training import Standardizer, TrainConfig, build_model, train_classifier
 
 if TYPE_CHECKING:
     from torch_geometric.data import Data
-
-
-class GnnConfig(StrictModel):
-    """How the graph neural network is built and trained."""
-
-    kind: GnnKind = "gin"
-    hidden: int = Field(32, ge=1)
-    layers: int = Field(3, ge=1)
-    epochs: int = Field(30, ge=1)
-    batch_size: int = Field(64, ge=1)
-    learning_rate: float = Field(0.005, gt=0)
-    weight_decay: float = Field(0.0, ge=0)
 
 
 def train_gnn(graphs: list[Data], n_classes: int, config: GnnConfig, seed: int) -> GraphClassifier:

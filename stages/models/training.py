@@ -11,37 +11,13 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-from pydantic import Field
 from torch import nn
 from torch.nn import functional as F
 
-from stages.core.params import StrictModel
 from stages.core.progress import progress
+from stages.models.config import TrainConfig
 from stages.models.mlp import MLPClassifier
-
-
-class TrainConfig(StrictModel):
-    """How a classifier is trained."""
-
-    epochs: int = Field(10, ge=1)
-    batch_size: int = Field(128, ge=1)
-    learning_rate: float = Field(1e-3, gt=0)
-    weight_decay: float = Field(0.0, ge=0)
-    hidden: tuple[int, ...] = (256, 128)
-
-
-@dataclass(frozen=True)
-class TrainingTrace:
-    """Per-sample records over training epochs, each of shape (n_samples, epochs)."""
-
-    loss: np.ndarray
-    correct: np.ndarray
-    error_norm: np.ndarray
-
-    @property
-    def epochs(self) -> int:
-        """Number of logged epochs."""
-        return self.loss.shape[1]
+from stages.models.trace import TrainingTrace
 
 
 @dataclass(frozen=True)

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Mapping
+from typing import Annotated, Any
 
-from pydantic import AfterValidator
+from pydantic import AfterValidator, Field
 
-from stages.datasets.sources import SOURCES
+from stages.core.errors import PipelineError
+from stages.core.params import StrictModel
+from stages.core.registry import Registry
+from stages.datasets.registry import names_of
 
 
 def _known_dataset(name: str) -> str:
-    if name not in SOURCES:
-        raise ValueError(f"unknown dataset; valid names: {', '.join(SOURCES.names())}")
+    valid = names_of("classification")
+    if name not in valid:
+        raise ValueError(f"unknown dataset; classification sources: {', '.join(valid)}")
     return name
 
 
@@ -22,7 +27,29 @@ def _distinct_seeds(seeds: list[int]) -> list[int]:
 
 
 DatasetName = Annotated[str, AfterValidator(_known_dataset)]
-"""A registered classification source (`stages/datasets/sources.py`)."""
+"""A registered classification source (`stages/datasets/sources/`)."""
 
 Seeds = Annotated[list[int], AfterValidator(_distinct_seeds)]
 """Run seeds: distinct, non-negative."""
+
+
+class PoolParams(StrictModel):
+    """The classification dataset a paper draws its pool and test split from, and its run seeds.
+
+    Every paper with a pool/test prepare step (`stages.datasets.pool`) inherits these four fields.
+    """
+
+    dataset: DatasetName = "fashion_mnist"
+    pool_size: int | None = Field(20000, ge=10, description="pool drawn (stratified) from the train split")
+    test_size: int | None = Field(None, ge=10, description="test rows used (None: the whole test split)")
+    seeds: Seeds = Field(default_factory=lambda: [0, 1, 2])
+
+
+def check_choices(choices: Mapping[str, Any], registry: Registry, name_field: str, section: str) -> None:
+    """Build each configured entry (`{label: {<name_field>: name, options: {...}}}`) through its registry,
+    so an unknown name or option fails at validation, naming `section.label`."""
+    for label, entry in choices.items():
+        try:
+            registry.build(getattr(entry, name_field), entry.options, key=f"{section}.{label}.options")
+        except PipelineError as error:
+            raise ValueError(f"{section.rpartition('.')[2]}.{label}: {error}") from None

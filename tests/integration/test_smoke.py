@@ -59,3 +59,28 @@ def test_editing_a_param_reruns_only_the_stages_that_read_it(smoke_workspace, ov
     finally:
         params_path.write_text(original)
     assert json.loads(run_dvc(["status", "--json"], smoke_workspace, capture=True).stdout) == {}
+
+
+def _stale_stages(workspace):
+    return set(json.loads(run_dvc(["status", "--json"], workspace, capture=True).stdout))
+
+
+def test_a_new_unrelated_file_under_stages_leaves_every_stage_up_to_date(smoke_workspace):
+    new_file = smoke_workspace / "stages" / "methods" / "unrelated_helper.py"
+    try:
+        new_file.write_text('"""A module no stage imports."""\n\nANSWER = 42\n')
+        assert _stale_stages(smoke_workspace) == set()
+    finally:
+        new_file.unlink()
+
+
+def test_editing_a_module_makes_exactly_the_stages_that_import_it_stale(smoke_workspace):
+    # separability.py holds separability_results: the tests' stage and the report read it, training does not
+    module = smoke_workspace / "stages" / "methods" / "graphs" / "separability.py"
+    original = module.read_text()
+    try:
+        module.write_text(original + "\n\ndef _edited() -> None:\n    pass\n")
+        assert _stale_stages(smoke_workspace) == {"rings-separability", "rings-report"}
+    finally:
+        module.write_text(original)
+    assert _stale_stages(smoke_workspace) == set()

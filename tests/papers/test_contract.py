@@ -15,7 +15,7 @@ PAPER_IDS = PAPERS.names()
 @pytest.mark.parametrize("paper_id", PAPER_IDS)
 def test_params_section_validates(repo_root, paper_id):
     paper = PAPERS.get(paper_id)
-    load_section(paper.pipeline.params_model, paper.pipeline.params_section, repo_root / "params.yaml")
+    load_section(paper.pipeline.model(), paper.pipeline.params_section, repo_root / "params.yaml")
     assert paper.pipeline.params_section == paper_id
 
 
@@ -26,7 +26,7 @@ def test_smoke_params_validate(repo_root, paper_id):
     merged = deep_merge(
         read_params_file(repo_root / "params.yaml"), read_params_file(repo_root / "params.smoke.yaml")
     )
-    validate_section(PAPERS.get(paper_id).pipeline.params_model, merged[paper_id], paper_id)
+    validate_section(PAPERS.get(paper_id).pipeline.model(), merged[paper_id], paper_id)
 
 
 @pytest.mark.parametrize("paper_id", PAPER_IDS)
@@ -54,3 +54,58 @@ def test_smoke_run_writes_schema_valid_claims(smoke_workspace, paper_id):
     claims = read_claims(smoke_workspace / PAPERS.get(paper_id).claims_path)
     assert len(claims) >= 1
     assert all(claim.measured for claim in claims)
+
+
+# ---- the shared battery: every registered paper inherits these by being registered ----
+
+
+def _dvc_stages(repo_root):
+    return yaml.safe_load((repo_root / "dvc.yaml").read_text())["stages"]
+
+
+@pytest.mark.parametrize("paper_id", PAPER_IDS)
+def test_a_papers_params_are_read_only_by_its_own_stages(repo_root, paper_id):
+    # so editing one paper's section never reruns another paper (the smoke test checks it through DVC)
+    readers = {
+        name
+        for name, stage in _dvc_stages(repo_root).items()
+        if any(key == paper_id or key.startswith(f"{paper_id}.") for key in stage.get("params", []))
+    }
+    assert readers and all(name.startswith(f"{paper_id}-") for name in readers), readers
+
+
+@pytest.mark.parametrize("paper_id", PAPER_IDS)
+def test_bad_params_name_the_key_and_leave_no_outputs(tmp_path, repo_root, paper_id):
+    from stages.core.params import read_params_file, write_params_file
+    from tests.conftest import run_cli
+
+    params = read_params_file(repo_root / "params.yaml")
+    params[paper_id]["no_such_key"] = 1
+    write_params_file(params, tmp_path / "params.yaml")
+    first_stage = PAPERS.get(paper_id).pipeline.stage_names()[0]
+    result = run_cli(["stage", first_stage], tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert f"{paper_id}.no_such_key: Extra inputs are not permitted" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "data").exists()
+
+
+def _locked_outs(workspace, stages):
+    lock = yaml.safe_load((workspace / "dvc.lock").read_text())["stages"]
+    return {out["path"]: out["md5"] for name in stages for out in lock[name].get("outs", [])}
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("paper_id", PAPER_IDS)
+def test_forced_rerun_gives_byte_identical_data_outputs(smoke_workspace, paper_id):
+    from stages.core.dvc_cli import run_dvc
+
+    paper = PAPERS.get(paper_id)
+    stages = paper.pipeline.stage_names()
+    before = _locked_outs(smoke_workspace, stages)
+    for stage in stages:
+        run_dvc(["repro", "--force", "--single-item", stage], smoke_workspace, capture=True)
+    after = _locked_outs(smoke_workspace, stages)
+    timed = set(paper.timed_outputs) | {paper.claims_path}
+    data = [path for path in before if "/timings/" not in path and path not in timed]
+    assert data and {path: after[path] for path in data} == {path: before[path] for path in data}

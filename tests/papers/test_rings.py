@@ -15,10 +15,13 @@ from tests.conftest import run_cli
 from tests.unit.tu_fixture import NAME, write_tu_dataset
 
 STEPS = ("prepare", "train", "separability", "complementarity", "report", "claims")
-CONTROL = "{kind: %s, graphs: 24, min_nodes: 8, max_nodes: 10}"
+SOURCES = ("data-tu", "data-structure_control", "data-feature_control")
+CONTROL = "{graphs: 24, min_nodes: 8, max_nodes: 10}"
 TINY = (
-    f"rings.datasets={{mine: {{kind: tu, path: tu, name: {NAME}}}, structure_control: {CONTROL % 'structure_control'}, "
-    f"feature_control: {CONTROL % 'feature_control'}}}",
+    f"common.datasets.tu={{path: tu, name: {NAME}}}",
+    f"common.datasets.structure_control={CONTROL}",
+    f"common.datasets.feature_control={CONTROL}",
+    "rings.datasets=[tu, structure_control, feature_control]",
     "rings.audit.seeds=[0, 1, 2]",
     "rings.audit.gnn.epochs=3",
     "rings.audit.gnn.hidden=8",
@@ -51,8 +54,8 @@ def set_params(workspace, *overrides):
 
 
 def run_pipeline(workspace, steps=STEPS) -> None:
-    for step in steps:
-        run_stage(f"rings-{step}", workspace / "params.yaml", workspace)
+    for stage in (*SOURCES, *(f"rings-{step}" for step in steps)):
+        run_stage(stage, workspace / "params.yaml", workspace)
 
 
 def test_pipeline_with_your_tu_dataset_runs_end_to_end_and_deterministically(workspace):
@@ -65,11 +68,11 @@ def test_pipeline_with_your_tu_dataset_runs_end_to_end_and_deterministically(wor
     ]
     runs = pl.read_parquet(root / "runs.parquet")
     assert runs.height == 3 * 8 * 3 * 2  # datasets × modes × seeds × (GNN, baseline)
-    assert set(runs["dataset"]) == {"mine", "structure_control", "feature_control"}
+    assert set(runs["dataset"]) == {"tu", "structure_control", "feature_control"}
     separability = pl.read_parquet(root / "separability.parquet")
     assert separability.height == 3 * 2 * 7 * 2  # datasets × models × pairs against original × tests
     report = (root / "report.md").read_text()
-    assert "## Ranking and recommendations" in report and "**mine**" in report
+    assert "## Ranking and recommendations" in report and "**tu**" in report
     for figure in ("scores", "p_values", "complementarity"):
         assert (root / "figures" / f"{figure}.png").stat().st_size > 0
     first = {name: file_md5(root / name) for name in DATA_OUTPUTS}
@@ -85,10 +88,10 @@ def test_pipeline_with_your_tu_dataset_runs_end_to_end_and_deterministically(wor
          "rings.audit.modes: Value error, unknown modes ['shuffle']; valid names: complete_features"),
         (("rings.audit.modes=[empty_graph, original, empty_features]",), "the first mode must be 'original'"),
         (("rings.audit.seeds=[0]",), "rings.audit.seeds: List should have at least 2 items"),
-        (("rings.datasets.b3db.kind=zinc",), "rings.datasets.b3db: Input tag 'zinc' found using 'kind'"),
-        (("rings.claims.feature_control=b3db",), "claims.feature_control 'b3db' must name a dataset of kind"),
+        (("rings.datasets=[tu, zinc]",), "rings.datasets: Value error, not graph sources: ['zinc']"),
+        (("rings.claims.feature_control=b3db",), "claims.feature_control 'b3db' must be one of the audited"),
     ],
-    ids=["unknown-mode", "original-not-first", "one-seed", "unknown-kind", "claims-wrong-dataset"],
+    ids=["unknown-mode", "original-not-first", "one-seed", "unknown-source", "claims-wrong-dataset"],
 )  # fmt: skip
 def test_bad_params_fail_clearly_without_outputs(workspace, overrides, message):
     run_pipeline(workspace, ["prepare"])
@@ -101,12 +104,12 @@ def test_bad_params_fail_clearly_without_outputs(workspace, overrides, message):
     assert not list(workspace.glob(".icml25-staging-*"))
 
 
-def test_malformed_tu_dataset_stops_prepare_naming_file_and_line(workspace):
+def test_malformed_tu_dataset_stops_its_data_stage_naming_file_and_line(workspace):
     (workspace / "tu" / f"{NAME}_A.txt").write_text("1, 2\n2, 999\n")
-    result = run_cli(["stage", "rings-prepare"], workspace)
+    result = run_cli(["stage", "data-tu"], workspace)
     assert result.returncode == 2
     assert f"{NAME}_A.txt: line 2: node 999 is not in the graph indicator" in result.stderr
-    assert not (workspace / "data" / "rings").exists()
+    assert not (workspace / "data" / "raw" / "tu").exists()
 
 
 def test_audit_graphs_command_reports_on_a_tu_folder(tmp_path):
@@ -130,7 +133,8 @@ def test_audit_graphs_command_reports_on_a_tu_folder(tmp_path):
 def test_runs_do_not_depend_on_the_number_of_workers(tmp_path):
     from stages.datasets.graphs.table import write_graph_tables
     from stages.datasets.graphs.tu_format import load_tu_dataset
-    from stages.methods.graphs.audit import AuditConfig, split_timings, train_runs
+    from stages.methods.graphs.audit import split_timings, train_runs
+    from stages.methods.graphs.config import AuditConfig
 
     folder = tmp_path / "tables"
     write_graph_tables(load_tu_dataset(write_tu_dataset(tmp_path / "tu", copies=10), NAME), folder)

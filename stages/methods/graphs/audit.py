@@ -1,4 +1,4 @@
-"""Run a RINGS audit of graph datasets: train per dataset × mode × seed, test separability, measure complementarity.
+"""The training runs of a RINGS audit: a GNN and a structure-blind baseline per dataset × mode × seed.
 
 Datasets are graph-table folders (`stages.datasets.graphs.table`). Each (dataset, mode, seed) run perturbs
 the dataset with that seed, splits it (stratified, the split fixed by the seed alone so every mode of a seed
@@ -13,89 +13,19 @@ from collections.abc import Mapping
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import polars as pl
-from pydantic import Field, field_validator
 
 from stages.core.errors import PipelineError
-from stages.core.params import StrictModel
+from stages.core.evaluation import GRAPH_CLASSIFICATION
 from stages.core.progress import progress
 from stages.core.seeding import derive_seed
-from stages.methods.graphs.complementarity import dataset_complementarity
-from stages.methods.graphs.geometry import GraphMetricConfig
-from stages.methods.graphs.perturbations import DEFAULT_MODES, PERTURBATIONS, dataset_shape, perturb
-from stages.methods.graphs.separability import SeparabilityConfig, compare_modes
-from stages.models.graph_training import GnnConfig, gnn_probabilities, train_gnn, train_pooled_mlp
-from stages.models.training import TrainConfig
-
-COMPLEMENTARITY_MODES = ("original", "random_features", "geometric_features")
-
-
-class AuditConfig(StrictModel):
-    """Everything an audit run reads."""
-
-    modes: list[str] = Field(default_factory=lambda: list(DEFAULT_MODES), min_length=2)
-    seeds: list[int] = Field(
-        default_factory=lambda: list(range(12)),
-        min_length=2,
-        description="runs per mode; pairs for the tests",
-    )
-    test_fraction: float = Field(0.2, gt=0, lt=1)
-    metric: Literal["auroc", "accuracy"] = "auroc"
-    gnn: GnnConfig = GnnConfig()
-    baseline: TrainConfig = TrainConfig(epochs=50, batch_size=64, learning_rate=1e-3, hidden=(64,))
-    separability: SeparabilityConfig = SeparabilityConfig()
-    complementarity_modes: list[str] = Field(
-        default_factory=lambda: list(COMPLEMENTARITY_MODES), min_length=1
-    )
-    geometric_dim: int = Field(4, ge=1, description="width of geometric_features (MDS of hop distances)")
-    graph_metric: GraphMetricConfig = GraphMetricConfig()
-    workers: int = Field(2, ge=1, description="processes training runs in parallel")
-
-    @field_validator("modes", "complementarity_modes")
-    @classmethod
-    def _known_modes(cls, modes: list[str]) -> list[str]:
-        unknown = [mode for mode in modes if mode not in PERTURBATIONS]
-        if unknown:
-            raise ValueError(f"unknown modes {unknown}; valid names: {', '.join(PERTURBATIONS.names())}")
-        if len(set(modes)) != len(modes):
-            raise ValueError("modes must be distinct")
-        return modes
-
-    @field_validator("seeds")
-    @classmethod
-    def _distinct_seeds(cls, seeds: list[int]) -> list[int]:
-        if len(set(seeds)) != len(seeds) or min(seeds) < 0:
-            raise ValueError("seeds must be distinct non-negative integers")
-        return seeds
-
-    @field_validator("modes")
-    @classmethod
-    def _original_first(cls, modes: list[str]) -> list[str]:
-        if modes[0] != "original":
-            raise ValueError("the first mode must be 'original' (every perturbation is compared with it)")
-        return modes
-
-
-_LOADED: dict[tuple[str, int], list[Any]] = {}
-
-
-def load_pyg(folder: str | Path) -> list[Any]:
-    """The torch_geometric graphs of a graph-table folder (cached per process until its tables change)."""
-    from stages.datasets.graphs.table import TABLE_FILES, read_graph_tables, to_pyg
-
-    folder = Path(folder).resolve()
-    stamps = [
-        (folder / f"{name}.parquet").stat().st_mtime_ns
-        for name in TABLE_FILES
-        if (folder / f"{name}.parquet").exists()
-    ]
-    key = (str(folder), max(stamps, default=0))
-    if key not in _LOADED:
-        _LOADED[key] = to_pyg(read_graph_tables(folder))
-    return _LOADED[key]
+from stages.methods.graphs.config import AuditConfig
+from stages.methods.graphs.loading import load_pyg
+from stages.methods.graphs.perturbations import dataset_shape, perturb
+from stages.models.graph_training import gnn_probabilities, train_gnn, train_pooled_mlp
 
 
 def split_indices(labels: np.ndarray, test_fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -115,16 +45,7 @@ def split_indices(labels: np.ndarray, test_fraction: float, seed: int) -> tuple[
 
 def score(labels: np.ndarray, probabilities: np.ndarray) -> dict[str, float]:
     """AUROC (one-vs-rest macro for several classes) and accuracy of predicted probabilities."""
-    from sklearn.metrics import roc_auc_score
-
-    n_classes = probabilities.shape[1]
-    if len(np.unique(labels)) < 2:
-        auroc = float("nan")
-    elif n_classes == 2:
-        auroc = float(roc_auc_score(labels, probabilities[:, 1]))
-    else:
-        auroc = float(roc_auc_score(labels, probabilities, multi_class="ovr", labels=list(range(n_classes))))
-    return {"auroc": auroc, "accuracy": float((probabilities.argmax(axis=1) == labels).mean())}
+    return GRAPH_CLASSIFICATION.evaluate(labels, probabilities=probabilities)
 
 
 def run_one(dataset: str, folder: str, mode: str, seed: int, config: AuditConfig) -> list[dict[str, Any]]:
@@ -212,42 +133,3 @@ def split_timings(runs: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, Any]]:
         },
     }
     return runs.drop("seconds"), timings
-
-
-def separability_results(runs: pl.DataFrame, config: AuditConfig, seed: int) -> pl.DataFrame:
-    """Mode-pair tests per dataset and model, on `config.metric`."""
-    frames = []
-    for (dataset, model), group in runs.sort("dataset", "model").group_by(
-        "dataset", "model", maintain_order=True
-    ):
-        scores = group.select("mode", "seed", pl.col(config.metric).alias("score"))
-        order = {mode: index for index, mode in enumerate(config.modes)}
-        scores = scores.sort(pl.col("mode").replace_strict(order, return_dtype=pl.Int64), "seed")
-        tests = compare_modes(scores, config.separability, derive_seed(seed, dataset, model))
-        frames.append(tests.select(pl.lit(dataset).alias("dataset"), pl.lit(model).alias("model"), pl.all()))
-    return pl.concat(frames)
-
-
-def complementarity_results(datasets: Mapping[str, Path], config: AuditConfig, seed: int) -> pl.DataFrame:
-    """Mean complementarity per dataset under each feature mode in `config.complementarity_modes`."""
-    rows = []
-    for name, folder in datasets.items():
-        graphs = load_pyg(folder)
-        shape = dataset_shape(graphs, config.geometric_dim)
-        for mode in config.complementarity_modes:
-            started = time.perf_counter()
-            values = dataset_complementarity(
-                perturb(graphs, mode, seed, shape), config.graph_metric, desc=f"complementarity {name}/{mode}"
-            )
-            rows.append(
-                {
-                    "dataset": name,
-                    "mode": mode,
-                    "graphs": len(values),
-                    "mean": float(values.mean()),
-                    "std": float(values.std()),
-                    "median": float(np.median(values)),
-                    "seconds": round(time.perf_counter() - started, 3),
-                }
-            )
-    return pl.DataFrame(rows)

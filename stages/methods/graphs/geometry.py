@@ -9,22 +9,11 @@ Distances within a connected component (`component_distances`):
 
 from __future__ import annotations
 
-from typing import Literal
-
 import numpy as np
-from pydantic import Field
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components, shortest_path
 
-from stages.core.params import StrictModel
-
-
-class GraphMetricConfig(StrictModel):
-    """Which distance between the nodes of a graph the complementarity compares the features with."""
-
-    metric: Literal["shortest_path", "resistance", "heat", "diffusion"] = "shortest_path"
-    heat_time: float = Field(1.0, gt=0, description="t of the heat kernel exp(−tL)")
-    diffusion_steps: int = Field(2, ge=1, description="random-walk steps of the diffusion distance")
+from stages.methods.graphs.config import GraphMetricConfig
 
 
 def adjacency(n_nodes: int, edges: np.ndarray) -> coo_matrix:

@@ -28,6 +28,7 @@ import numpy as np
 from stages.core.registry import Registry
 from stages.core.seeding import derive_seed
 from stages.methods.graphs.geometry import components, hop_distances, mds_coordinates
+from stages.methods.graphs.modes import MODES
 
 if TYPE_CHECKING:
     from torch_geometric.data import Data
@@ -56,20 +57,11 @@ class Perturbation:
 
 
 PERTURBATIONS: Registry[Perturbation] = Registry("perturbation")
-DEFAULT_MODES = (
-    "original",
-    "empty_features",
-    "complete_features",
-    "random_features",
-    "empty_graph",
-    "complete_graph",
-    "random_graph",
-    "random_connected_graph",
-)
 
 
-def _register(name: str, changes: Literal["none", "features", "structure"], description: str):
+def _register(name: str):
     def decorate(transform: Transform) -> Transform:
+        changes, description = MODES[name]
         PERTURBATIONS.add(name, Perturbation(name, changes, transform, description))
         return transform
 
@@ -97,32 +89,32 @@ def _with(graph: Data, x=None, pairs: np.ndarray | None = None) -> Data:
     return result
 
 
-@_register("original", "none", "the dataset as given")
+@_register("original")
 def original(graph: Data, rng: np.random.Generator, shape: DatasetShape) -> Data:
     return graph.clone()
 
 
-@_register("empty_features", "features", "every node's features replaced by a single 0")
+@_register("empty_features")
 def empty_features(graph: Data, rng: np.random.Generator, shape: DatasetShape) -> Data:
     return _with(graph, x=np.zeros((graph.num_nodes, 1), np.float32))
 
 
-@_register("complete_features", "features", "one-hot node ids: every node distinguishable, nothing shared")
+@_register("complete_features")
 def complete_features(graph: Data, rng: np.random.Generator, shape: DatasetShape) -> Data:
     return _with(graph, x=np.eye(shape.max_nodes, dtype=np.float32)[: graph.num_nodes])
 
 
-@_register("random_features", "features", "i.i.d. N(0, 1) features of the original width")
+@_register("random_features")
 def random_features(graph: Data, rng: np.random.Generator, shape: DatasetShape) -> Data:
     return _with(graph, x=rng.standard_normal((graph.num_nodes, shape.feature_dim)).astype(np.float32))
 
 
-@_register("shuffled_features", "features", "feature rows permuted among the graph's nodes")
+@_register("shuffled_features")
 def shuffled_features(graph: Data, rng: np.random.Generator, shape: DatasetShape) -> Data:
     return _with(graph, x=graph.x.numpy()[rng.permutation(graph.num_nodes)])
 
 
-@_register("geometric_features", "features", "classical MDS coordinates of hop distances, per component")
+@_register("geometric_features")
 def geometric_features(graph: Data, rng: np.random.Generator, shape: DatasetShape) -> Data:
     n = graph.num_nodes
     pairs = undirected_edges(graph)
@@ -133,18 +125,18 @@ def geometric_features(graph: Data, rng: np.random.Generator, shape: DatasetShap
     return _with(graph, x=coordinates)
 
 
-@_register("empty_graph", "structure", "all edges removed")
+@_register("empty_graph")
 def empty_graph(graph: Data, rng: np.random.Generator, shape: DatasetShape) -> Data:
     return _with(graph, pairs=np.zeros((0, 2), np.int64))
 
 
-@_register("complete_graph", "structure", "every pair of nodes joined")
+@_register("complete_graph")
 def complete_graph(graph: Data, rng: np.random.Generator, shape: DatasetShape) -> Data:
     low, high = np.triu_indices(graph.num_nodes, k=1)
     return _with(graph, pairs=np.stack([low, high], axis=1))
 
 
-@_register("random_graph", "structure", "G(n, m): as many edges as the original, placed uniformly")
+@_register("random_graph")
 def random_graph(graph: Data, rng: np.random.Generator, shape: DatasetShape) -> Data:
     n = graph.num_nodes
     low, high = np.triu_indices(n, k=1)
@@ -152,9 +144,7 @@ def random_graph(graph: Data, rng: np.random.Generator, shape: DatasetShape) -> 
     return _with(graph, pairs=np.stack([low[np.sort(chosen)], high[np.sort(chosen)]], axis=1))
 
 
-@_register(
-    "random_connected_graph", "structure", "a random recursive tree plus uniform edges up to max(m, n − 1)"
-)
+@_register("random_connected_graph")
 def random_connected_graph(graph: Data, rng: np.random.Generator, shape: DatasetShape) -> Data:
     n = graph.num_nodes
     order = rng.permutation(n)

@@ -7,7 +7,7 @@ from typing import Any
 
 import polars as pl
 
-from stages.methods.graphs.audit import AuditConfig
+from stages.methods.graphs.config import AuditConfig
 from stages.methods.graphs.verdicts import CATEGORIES
 
 

@@ -12,27 +12,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 import polars as pl
-from pydantic import Field
 from scipy.stats import rankdata
 
-from stages.core.params import StrictModel
 from stages.core.seeding import derive_seed
+from stages.methods.graphs.config import AuditConfig, SeparabilityConfig
 
 _TIE = 1e-12
-
-
-class SeparabilityConfig(StrictModel):
-    """How mode pairs are compared."""
-
-    permutations: int = Field(10_000, ge=100)
-    alpha: float = Field(0.01, gt=0, lt=1)
-    pairs: Literal["against_original", "all"] = Field(
-        "against_original", description="test original vs each perturbation, or every pair of modes"
-    )
 
 
 @dataclass(frozen=True)
@@ -126,6 +114,7 @@ def compare_modes(scores: pl.DataFrame, config: SeparabilityConfig, seed: int) -
                     "p_value": result.p_value,
                     "p_adjusted": adjusted,
                     "significant": adjusted < config.alpha,
+                    "alpha": config.alpha,
                     "smallest_possible_p_adjusted": min(1.0, result.smallest_possible_p * len(pairs)),
                     "mean_a": float(a.mean()),
                     "mean_b": float(b.mean()),
@@ -151,3 +140,17 @@ def separable_pairs(results: pl.DataFrame) -> pl.DataFrame:
         )
         .sort(pl.all())
     )
+
+
+def separability_results(runs: pl.DataFrame, config: AuditConfig, seed: int) -> pl.DataFrame:
+    """Mode-pair tests per dataset and model, on `config.metric`."""
+    frames = []
+    for (dataset, model), group in runs.sort("dataset", "model").group_by(
+        "dataset", "model", maintain_order=True
+    ):
+        scores = group.select("mode", "seed", pl.col(config.metric).alias("score"))
+        order = {mode: index for index, mode in enumerate(config.modes)}
+        scores = scores.sort(pl.col("mode").replace_strict(order, return_dtype=pl.Int64), "seed")
+        tests = compare_modes(scores, config.separability, derive_seed(seed, dataset, model))
+        frames.append(tests.select(pl.lit(dataset).alias("dataset"), pl.lit(model).alias("model"), pl.all()))
+    return pl.concat(frames)

@@ -11,15 +11,12 @@ from pathlib import Path
 
 from stages.core.io import OutputTransaction, write_json, write_parquet, write_text
 from stages.datasets.graphs.table import GraphTables, validate_graph_tables, write_graph_tables
-from stages.methods.graphs.audit import (
-    AuditConfig,
-    complementarity_results,
-    separability_results,
-    split_timings,
-    train_runs,
-)
+from stages.methods.graphs.audit import split_timings, train_runs
+from stages.methods.graphs.complementarity import complementarity_results
+from stages.methods.graphs.config import AuditConfig
 from stages.methods.graphs.figures import FIGURE_FILES, plot_complementarity, plot_p_values, plot_scores
 from stages.methods.graphs.report import quality_report
+from stages.methods.graphs.separability import separability_results
 from stages.methods.graphs.verdicts import dataset_verdicts
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from stages.methods.graphs.perturbations import PERTURBATIONS
+from stages.methods.graphs.modes import MODES
 from stages.methods.graphs.separability import separable_pairs
 
 CATEGORIES = {
@@ -26,7 +26,7 @@ _EMPTIED = {"structure": "empty_graph", "features": "empty_features"}
 def _needs(pairs: pl.DataFrame, family: str) -> tuple[bool, list[str]]:
     """Whether the original beats the emptied mode (else any tested perturbation of the family)."""
     beaten = pairs.filter(pl.col("separable") & (pl.col("mean_a") > pl.col("mean_b")))["mode_b"].to_list()
-    tested = [mode for mode in pairs["mode_b"].to_list() if PERTURBATIONS.get(mode).changes == family]
+    tested = [mode for mode in pairs["mode_b"].to_list() if MODES[mode][0] == family]
     evidence = [_EMPTIED[family]] if _EMPTIED[family] in tested else tested
     return any(mode in beaten for mode in evidence), [mode for mode in tested if mode in beaten]
 

@@ -15,9 +15,9 @@ from typing import Any, ClassVar
 import numpy as np
 
 from stages.core.errors import PipelineError
-from stages.core.params import StrictModel, validate_section
+from stages.core.params import StrictModel
 from stages.core.registry import Registry
-from stages.models.training import TrainingTrace
+from stages.models.trace import TrainingTrace
 
 
 @dataclass(frozen=True)
@@ -89,9 +89,7 @@ SELECTORS: Registry[type[CoresetSelector]] = Registry("core-set selector")
 
 def make_selector(name: str, options: dict[str, Any] | None = None, key: str = "options") -> CoresetSelector:
     """Build a registered selector, validating its options (an unknown option is an error naming `key`)."""
-    selector_class = SELECTORS.get(name)
-    parsed = validate_section(selector_class.Options, options or {}, key, source=f"selector '{name}'")
-    return selector_class(parsed)
+    return SELECTORS.build(name, options, key)
 
 
 def budget_count(fraction: float, pool_size: int) -> int:

@@ -1,4 +1,4 @@
-"""Dynamic-selection benchmarks (`icml25 bench --selection`), measured side by side in one run.
+"""Dynamic-selection benchmarks (`icml25 bench dynamic_selection`), measured side by side in one run.
 
 On the pipeline's prepared pool (clean labels, its consistency scores) and its training recipe, every method
 trains back to back, `repeats` times interleaved: the per-epoch scoring overhead as a share of epoch time, and

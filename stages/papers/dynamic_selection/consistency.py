@@ -15,9 +15,9 @@ import polars as pl
 import torch
 from sklearn.metrics import roc_auc_score
 
+from stages.core.context import StepContext
 from stages.core.io import write_json, write_parquet
 from stages.core.seeding import derive_seed
-from stages.core.steps import StepContext
 from stages.datasets.text import embed_texts
 from stages.methods.selection.dynamic.consistency import (
     ConsistencyResult,

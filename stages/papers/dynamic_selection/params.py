@@ -10,10 +10,10 @@ from stages.core.errors import PipelineError
 from stages.core.params import StrictModel
 from stages.methods.selection.dynamic.augment import AugmentationParams
 from stages.methods.selection.dynamic.consistency import ProjectionConfig
-from stages.methods.selection.dynamic.registry import SELECTION_METHODS, make_selection_method
+from stages.methods.selection.dynamic.registry import SELECTION_METHODS
 from stages.methods.selection.dynamic.sampler import check_ratio
-from stages.models.training import TrainConfig
-from stages.papers.fields import DatasetName, Seeds
+from stages.models.config import TrainConfig
+from stages.papers.fields import PoolParams, check_choices
 
 
 class MethodParams(StrictModel):
@@ -37,17 +37,15 @@ class ClaimsParams(StrictModel):
     min_time_saving: float = Field(
         0.4, gt=0, lt=1, description="training-time saving the paper's claim needs"
     )
+    confidence: float = Field(0.95, gt=0, lt=1, description="level of the t intervals over seeds")
 
 
-class DynamicSelectionParams(StrictModel):
+class DynamicSelectionParams(PoolParams):
     """Everything the dynamic-selection pipeline reads."""
 
-    dataset: DatasetName = "fashion_mnist"
     pool_size: int | None = Field(
         30000, ge=10, description="training pool drawn (stratified) from the train split"
     )
-    test_size: int | None = Field(None, ge=10, description="test rows used (None: the whole test split)")
-    seeds: Seeds = Field(default_factory=lambda: [0, 1, 2])
     noise_rates: list[float] = Field(default_factory=lambda: [0.0, 0.2], min_length=1)
     ratios: list[float] = Field(default_factory=lambda: [0.5, 0.3], min_length=1)
     methods: dict[str, MethodParams]
@@ -78,13 +76,7 @@ class DynamicSelectionParams(StrictModel):
 
     @model_validator(mode="after")
     def _methods_and_claims(self) -> DynamicSelectionParams:
-        for label, entry in self.methods.items():
-            try:
-                make_selection_method(
-                    entry.method, entry.options, key=f"dynamic_selection.methods.{label}.options"
-                )
-            except PipelineError as error:
-                raise ValueError(f"methods.{label}: {error}") from None
+        check_choices(self.methods, SELECTION_METHODS, "method", "dynamic_selection.methods")
         named = [self.claims.method, self.claims.full, *self.claims.baselines]
         missing = [label for label in named if label not in self.methods]
         if missing:

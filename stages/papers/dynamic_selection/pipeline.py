@@ -1,26 +1,38 @@
-"""The dynamic-selection pipeline's steps: their deps, outs and params keys, as `dvc.yaml` declares them."""
+"""The dynamic-selection pipeline: its artefacts and steps (the source `dvc.yaml` is generated from)."""
 
 from __future__ import annotations
 
-from stages.core.steps import Pipeline, Step
-from stages.papers.dynamic_selection import claims, consistency, evaluate, prepare, train
-from stages.papers.dynamic_selection.params import DynamicSelectionParams
+from stages.core.steps import Catalog, Pipeline, Plot, Step
+from stages.datasets.pool import pool_step_deps
+from stages.papers.paper import Paper
 
-ROOT = "data/dynamic_selection"
-CODE = "stages/papers/dynamic_selection"
-METHODS = "stages/methods/selection/dynamic"
-DATA_DEPS = {
-    "pool": f"{ROOT}/pool.parquet",
-    "test": f"{ROOT}/test.parquet",
-    "labels": f"{ROOT}/labels.parquet",
-}
+DATA = Catalog(
+    "data/dynamic_selection",
+    pool="pool.parquet",
+    test="test.parquet",
+    labels="labels.parquet",
+    validation="validation.json",
+    consistency="consistency.parquet",
+    class_texts="class_texts.parquet",
+    consistency_timings="timings/consistency.json",
+    consistency_report="consistency_report.json",
+    runs="runs.parquet",
+    epochs="epochs.parquet",
+    train_timings="timings/train.json",
+    summary="summary.parquet",
+    metrics="metrics.json",
+    plot_data="plots/accuracy_vs_time.csv",
+    figure="figures/accuracy_vs_time.png",
+    selection_figure="figures/selection.png",
+    claims="claims.json",
+)
+POOL = ("pool", "test", "labels")
 
 STEPS = (
     Step(
         name="prepare",
-        run=prepare.run,
-        deps={"table": "data/raw/${dynamic_selection.dataset}/table.parquet"},
-        outs={**DATA_DEPS, "validation": f"{ROOT}/validation.json"},
+        deps=pool_step_deps("dynamic_selection"),
+        outs=DATA.pick(*POOL, "validation"),
         params=(
             "common.seed",
             "dynamic_selection.dataset",
@@ -28,47 +40,25 @@ STEPS = (
             "dynamic_selection.test_size",
             "dynamic_selection.noise_rates",
         ),
-        code=(
-            f"{CODE}/prepare.py",
-            f"{CODE}/params.py",
-            "stages/datasets/splits.py",
-            "stages/datasets/noise.py",
-        ),
         description="draw the training pool, keep the test split untouched, inject label noise per rate",
     ),
     Step(
         name="consistency",
-        run=consistency.run,
-        deps=DATA_DEPS,
-        outs={
-            "consistency": f"{ROOT}/consistency.parquet",
-            "class_texts": f"{ROOT}/class_texts.parquet",
-            "timings": f"{ROOT}/timings/consistency.json",
-        },
-        metrics={"report": f"{ROOT}/consistency_report.json"},
+        deps=DATA.pick(*POOL),
+        outs=DATA.pick("consistency", "class_texts", timings="consistency_timings"),
+        metrics=DATA.pick(report="consistency_report"),
         params=(
             "common.seed",
             "dynamic_selection.dataset",
             "dynamic_selection.class_descriptions",
             "dynamic_selection.projection",
         ),
-        code=(
-            f"{CODE}/consistency.py",
-            f"{CODE}/data.py",
-            f"{METHODS}/consistency.py",
-            "stages/datasets/text.py",
-        ),
         description="semantic consistency: class texts (all-MiniLM-L6-v2) vs a contrastive image→text projection",
     ),
     Step(
         name="train",
-        run=train.run,
-        deps={**DATA_DEPS, "consistency": f"{ROOT}/consistency.parquet"},
-        outs={
-            "runs": f"{ROOT}/runs.parquet",
-            "epochs": f"{ROOT}/epochs.parquet",
-            "timings": f"{ROOT}/timings/train.json",
-        },
+        deps=DATA.pick(*POOL, "consistency"),
+        outs=DATA.pick("runs", "epochs", timings="train_timings"),
         params=(
             "common.seed",
             "dynamic_selection.seeds",
@@ -78,38 +68,47 @@ STEPS = (
             "dynamic_selection.augmentation",
             "dynamic_selection.train",
         ),
-        code=(f"{CODE}/train.py", f"{CODE}/data.py", METHODS, "stages/models"),
         description="every noise rate × seed × method × ratio: train with the per-epoch dynamic sampler",
     ),
     Step(
         name="evaluate",
-        run=evaluate.run,
-        deps={"runs": f"{ROOT}/runs.parquet", "timings": f"{ROOT}/timings/train.json"},
-        outs={"summary": f"{ROOT}/summary.parquet"},
-        metrics={"metrics": f"{ROOT}/metrics.json"},
+        deps=DATA.pick("runs", timings="train_timings"),
+        outs=DATA.pick("summary"),
+        metrics=DATA.pick("metrics"),
         plots={
-            "plot_data": f"{ROOT}/plots/accuracy_vs_time.csv",
-            "figure": f"{ROOT}/figures/accuracy_vs_time.png",
-            "selection_figure": f"{ROOT}/figures/selection.png",
+            "plot_data": Plot(
+                DATA["plot_data"],
+                x="time_saving_mean",
+                y="accuracy_mean",
+                title="Dynamic selection: test accuracy vs time saving",
+            ),
+            "figure": Plot(DATA["figure"]),
+            "selection_figure": Plot(DATA["selection_figure"]),
         },
         params=("dynamic_selection.claims.full", "dynamic_selection.claims.noise_rate"),
-        code=(f"{CODE}/evaluate.py",),
         description="accuracy and training time paired with full data, noise handling; figures",
     ),
     Step(
         name="claims",
-        run=claims.run,
-        deps={"summary": f"{ROOT}/summary.parquet"},
-        outs={"claims": f"{ROOT}/claims.json"},
+        deps=DATA.pick("summary"),
+        outs=DATA.pick("claims"),
         params=("dynamic_selection.claims",),
-        code=(f"{CODE}/claims.py",),
         description="check the paper's three claims",
     ),
 )
 
-PIPELINE = Pipeline(
+PAPER = Paper(
     id="dynamic_selection",
-    params_section="dynamic_selection",
-    params_model=DynamicSelectionParams,
-    steps=STEPS,
+    title="When dynamic data selection meets data augmentation: per-epoch selection by density × consistency",
+    pipeline=Pipeline(
+        id="dynamic_selection",
+        package="stages.papers.dynamic_selection",
+        params_section="dynamic_selection",
+        params_model="stages.papers.dynamic_selection.params:DynamicSelectionParams",
+        steps=STEPS,
+    ),
+    benchmarks="stages.papers.dynamic_selection.benchmarks:run_selection_benchmarks",
+    timed_outputs=tuple(
+        DATA[name] for name in ("summary", "metrics", "plot_data", "figure", "selection_figure")
+    ),
 )

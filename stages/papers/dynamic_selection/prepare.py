@@ -9,14 +9,11 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from stages.core.errors import PipelineError
-from stages.core.io import read_parquet, write_json, write_parquet
+from stages.core.context import StepContext
+from stages.core.io import write_json, write_parquet
 from stages.core.seeding import derive_seed
-from stages.core.steps import StepContext
-from stages.core.validate import ensure_valid
 from stages.datasets.noise import flip_labels
-from stages.datasets.sources import SOURCES
-from stages.datasets.splits import split_pool_and_test
+from stages.datasets.pool import split_and_validate
 
 
 def noisy_labels(pool: pl.DataFrame, noise_rates: list[float], seed: int) -> pl.DataFrame:
@@ -45,22 +42,10 @@ def noisy_labels(pool: pl.DataFrame, noise_rates: list[float], seed: int) -> pl.
 
 def run(ctx: StepContext) -> None:
     """Split the dataset table, validate pool and test, inject the label noise, write all three."""
-    params = ctx.params
-    table = read_parquet(ctx.input("table"))
-    if table.is_empty():
-        raise PipelineError(f"{ctx.input('table')}: the dataset table is empty; nothing to train on")
-    pool, test = split_pool_and_test(
-        table, params.pool_size, params.test_size, ctx.common.seed, "dynamic_selection"
-    )
-    schema = SOURCES.get(params.dataset).schema
-    reports = {
-        name: ensure_valid(frame, schema, f"dynamic_selection {name} ({params.dataset})").to_dict()
-        for name, frame in (("pool", pool), ("test", test))
-    }
-    labels = noisy_labels(pool, params.noise_rates, ctx.common.seed)
+    pool, test, reports = split_and_validate(ctx, "dynamic_selection")
+    labels = noisy_labels(pool, ctx.params.noise_rates, ctx.common.seed)
     for rate, block in labels.group_by("noise_rate", maintain_order=True):
         ctx.log(f"noise {rate[0]:.0%}: {int(block['flipped'].sum())} of {block.height} labels flipped")
-    ctx.log(f"pool {pool.height} rows, test {test.height} rows")
     write_parquet(pool, ctx.output("pool"))
     write_parquet(test, ctx.output("test"))
     write_parquet(labels, ctx.output("labels"))

@@ -14,10 +14,11 @@ import numpy as np
 import polars as pl
 import torch
 
+from stages.core.context import StepContext
+from stages.core.evaluation import CLASSIFICATION
 from stages.core.io import read_parquet, write_json, write_parquet
 from stages.core.progress import progress
 from stages.core.seeding import derive_seed
-from stages.core.steps import StepContext
 from stages.methods.selection.dynamic.augment import Augmenter
 from stages.methods.selection.dynamic.registry import make_selection_method
 from stages.methods.selection.dynamic.sampler import DynamicSampler
@@ -69,7 +70,8 @@ class RunContext:
 
     def test_accuracy(self, model: torch.nn.Module) -> float:
         """Accuracy on the untouched test split."""
-        return float(np.mean(predict(model, self.test_inputs) == self.data.test.labels))
+        predicted = predict(model, self.test_inputs)
+        return CLASSIFICATION.evaluate(self.data.test.labels, predicted=predicted)["accuracy"]
 
     def train(self, label: str, ratio: float) -> tuple[dict, list[EpochRecord]]:
         """One run: a fresh model (same initialisation for every method) trained with this method's sampler."""

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import polars as pl
 
+from stages.core.context import StepContext
 from stages.core.io import write_json, write_parquet
 from stages.core.schema import ColumnSpec, TableSchema
-from stages.core.steps import StepContext
 from stages.core.validate import ensure_valid
 from stages.methods.selection.online.loop import AnnotationRun, run_online_annotation
 from stages.methods.selection.online.registry import make_strategy

@@ -1,4 +1,4 @@
-"""Info-Coevolution benchmarks (`icml25 bench --annotation`), measured side by side in one run.
+"""Info-Coevolution benchmarks (`icml25 bench info_coevolution`), measured side by side in one run.
 
 - One selection round on the 60k Fashion-MNIST train pool: index build + fused scoring of every row + one
   batch of 100 annotations with neighbour re-scoring, for the HNSW index (the official code's choice) and for
@@ -11,7 +11,6 @@ Embeddings are those of the seed model (trained on 2.5 % of the pool), as in the
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +20,7 @@ from sklearn.neighbors import NearestNeighbors
 
 from stages.core.io import read_parquet, write_json
 from stages.core.metrics import new_figure, save_figure
+from stages.core.timing import median_seconds
 from stages.datasets.classification import to_arrays
 from stages.methods.selection.online.loop import fit_model, predict_probabilities
 from stages.methods.selection.online.neighbours import CosineIndex, exact_search, unit_rows
@@ -47,10 +47,9 @@ def seed_model_view(features: np.ndarray, labels: np.ndarray, seed_fraction: flo
 
 
 def timed(function):
-    """(result, seconds) of one call."""
-    started = time.perf_counter()
-    result = function()
-    return result, time.perf_counter() - started
+    """(result, seconds) of one call (the shared timing helper, one repeat: the index builds are seconds long)."""
+    seconds, result = median_seconds(function, repeats=1)
+    return result, seconds
 
 
 def selection_round(view: PoolView, labels: np.ndarray, backend: str) -> dict[str, float]:

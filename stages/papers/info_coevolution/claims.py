@@ -1,13 +1,22 @@
-"""Step `info_coevolution-claims`: check the paper's three claims on the measured curves."""
+"""Step `info_coevolution-claims`: check the paper's three claims on the measured curves, with intervals.
+
+Per seed, a strategy needs some number of annotations to reach full-label accuracy (within the tolerance).
+A run that never reaches it within its budget is *censored*: all that is known is that it would need more
+than it annotated. Comparisons are paired by seed and judged through t intervals over seeds
+(`stages.core.claims`); a censored seed enters as a bound, and a verdict that a bound could overturn becomes
+inconclusive.
+"""
 
 from __future__ import annotations
 
 import polars as pl
 
-from stages.core.claims import Claim, write_claims
+from stages.core.claims import Bound, Claim, Evidence, compare_bounded, verdict_claim, write_claims
+from stages.core.context import StepContext
 from stages.core.io import read_parquet
-from stages.core.steps import StepContext
 from stages.papers.info_coevolution.params import InfoCoevolutionParams
+
+Count = tuple[float | None, Bound]
 
 
 def needed(summary: pl.DataFrame, strategy: str) -> dict[int, int | None]:
@@ -22,14 +31,68 @@ def mean_needed(counts: dict[int, int | None]) -> float | None:
     return None if any(value is None for value in values) else sum(values) / len(values)
 
 
+def needed_bounds(summary: pl.DataFrame, strategy: str) -> dict[str, Count]:
+    """Per seed: the annotations needed (exact), or, for a run that never reached full-label accuracy, its
+    final annotation count as a lower bound."""
+    rows = summary.filter(pl.col("strategy") == strategy).sort("seed")
+    if rows.height == 0:
+        raise ValueError(f"summary has no rows for strategy {strategy!r}")
+    return {
+        str(row["seed"]): (float(row["annotations_to_full"]), "exact")
+        if row["annotations_to_full"] is not None
+        else (float(row["final_annotations"]), "lower")
+        for row in rows.iter_rows(named=True)
+    }
+
+
+_NEGATED: dict[str, Bound] = {"exact": "exact", "lower": "upper", "upper": "lower"}
+
+
+def difference(first: Count, second: Count) -> Count:
+    """`first − second` of two possibly bounded counts (a lower bound minus a lower bound is unknown)."""
+    (a, bound_a), (b, bound_b) = first, second
+    if a is None or b is None:
+        return (None, "exact")
+    if bound_a == "exact":
+        return (a - b, _NEGATED[bound_b])
+    if bound_b == "exact" or _NEGATED[bound_b] == bound_a:
+        return (a - b, bound_a)
+    return (None, "exact")
+
+
+def paired(first: dict[str, Count], second: dict[str, Count]) -> dict[str, Count]:
+    """Per seed `first − second` (same seeds)."""
+    if set(first) != set(second):
+        raise ValueError(f"paired counts need the same seeds: {sorted(first)} vs {sorted(second)}")
+    return {seed: difference(first[seed], second[seed]) for seed in first}
+
+
 def fewer_annotations_claim(summary: pl.DataFrame, params: InfoCoevolutionParams, pool_size: int) -> Claim:
     """Info-Coevolution reaches full-label accuracy with ≥ min_saving fewer annotations, and before baselines."""
-    names = params.claims
-    ours = mean_needed(needed(summary, names.info_coevolution))
+    names, confidence = params.claims, params.claims.confidence
+    ours = needed_bounds(summary, names.info_coevolution)
+    # saving = 1 − annotations / pool: a lower bound on the annotations is an upper bound on the saving
+    saving: dict[str, Count] = {
+        seed: (1 - value / pool_size, _NEGATED[bound]) for seed, (value, bound) in ours.items()
+    }
+    evidence = [
+        compare_bounded(
+            "annotation saving (share of the pool)", saving, names.min_saving, "above", confidence
+        )
+    ]
+    evidence += [
+        compare_bounded(
+            f"annotations {name} − {names.info_coevolution}",
+            paired(needed_bounds(summary, name), ours),
+            0.0,
+            "above",
+            confidence,
+        )
+        for name in names.baselines
+    ]
     baselines = {name: mean_needed(needed(summary, name)) for name in names.baselines}
-    saving = None if ours is None else 1 - ours / pool_size
-    beats = ours is not None and all(other is None or ours < other for other in baselines.values())
-    return Claim(
+    mean_ours = mean_needed(needed(summary, names.info_coevolution))
+    return verdict_claim(
         id="fewer_annotations",
         statement=(
             "Info-Coevolution reaches the full-label accuracy (within the tolerance) with at least "
@@ -43,20 +106,21 @@ def fewer_annotations_claim(summary: pl.DataFrame, params: InfoCoevolutionParams
                 name: {str(seed): count for seed, count in needed(summary, name).items()}
                 for name in [names.info_coevolution, *names.baselines]
             },
-            "mean_annotations_to_full": {names.info_coevolution: ours, **baselines},
-            "saving": None if saving is None else round(saving, 4),
+            "mean_annotations_to_full": {names.info_coevolution: mean_ours, **baselines},
+            "saving": None if mean_ours is None else round(1 - mean_ours / pool_size, 4),
         },
         criterion=(
-            f"every seed reaches acc ≥ full − {names.tolerance}; 1 − mean(annotations)/pool ≥ "
-            f"{names.min_saving}; mean(annotations) < each baseline's (a baseline that never reaches counts as more)"
+            f"reached = acc ≥ full − {names.tolerance}; the t interval over seeds of 1 − annotations/pool lies "
+            f"wholly above {names.min_saving}, and of each baseline's paired annotations minus ours wholly above 0 "
+            "(a run that never reached enters as a bound: its final annotation count)"
         ),
-        holds=saving is not None and saving >= names.min_saving and beats,
+        evidence=evidence,
     )
 
 
 def stop_rule_claim(summary: pl.DataFrame, params: InfoCoevolutionParams, pool_size: int) -> Claim:
     """The stop rule fires before the pool is exhausted, at an accuracy within the tolerance of full labels."""
-    names = params.claims
+    names, confidence = params.claims, params.claims.confidence
     rows = summary.filter(pl.col("strategy") == names.info_coevolution).sort("seed")
     per_seed = {
         str(row["seed"]): {
@@ -69,11 +133,28 @@ def stop_rule_claim(summary: pl.DataFrame, params: InfoCoevolutionParams, pool_s
         }
         for row in rows.iter_rows(named=True)
     }
-    fired = all(
-        entry["stopped_at"] is not None and entry["stopped_at"] < pool_size for entry in per_seed.values()
+    fired = {
+        seed: float(entry["stopped_at"] is not None and entry["stopped_at"] < pool_size)
+        for seed, entry in per_seed.items()
+    }
+    silent = [seed for seed, value in fired.items() if not value]
+    fired_evidence = Evidence(
+        name="seeds whose stop rule fired before the pool end",
+        per_seed=fired,
+        mean=sum(fired.values()) / len(fired),
+        interval_kind="share of seeds (one observation per seed; every seed must fire)",
+        verdict="fails" if silent else "holds",
+        note=f"it did not fire on seed {', '.join(silent)}"
+        if silent
+        else f"it fired on all {len(fired)} seed{'s' if len(fired) != 1 else ''}",
     )
-    close = fired and all(entry["gap"] <= names.tolerance for entry in per_seed.values())
-    return Claim(
+    gaps: dict[str, tuple[float | None, Bound]] = {
+        seed: (entry["gap"], "exact") if fired[seed] else (None, "exact") for seed, entry in per_seed.items()
+    }
+    gap_evidence = compare_bounded(
+        "full-label accuracy − accuracy at the stop", gaps, names.tolerance, "below", confidence
+    )
+    return verdict_claim(
         id="automatic_stop",
         statement=(
             "The stop rule (remaining gain ≤ 1) fires by itself before the pool is exhausted, and the accuracy "
@@ -85,20 +166,28 @@ def stop_rule_claim(summary: pl.DataFrame, params: InfoCoevolutionParams, pool_s
             "per_seed": per_seed,
         },
         criterion=(
-            "every seed: the stop rule (not the budget cap) ended the run before the pool end; "
-            f"full − acc_at_stop ≤ {names.tolerance}"
+            "on every seed the stop rule (not the budget cap) ended the run before the pool end, and the t "
+            f"interval over seeds of full − acc_at_stop lies wholly below {names.tolerance}"
         ),
-        holds=close,
+        evidence=[fired_evidence, gap_evidence],
     )
 
 
 def semi_supervised_claim(summary: pl.DataFrame, params: InfoCoevolutionParams) -> Claim:
     """The semi-supervised variant reaches full-label accuracy with fewer annotations than the supervised one."""
-    names = params.claims
-    supervised = mean_needed(needed(summary, names.info_coevolution))
-    semi = mean_needed(needed(summary, names.semi_supervised))
-    holds = semi is not None and (supervised is None or semi < supervised)
-    return Claim(
+    names, confidence = params.claims, params.claims.confidence
+    supervised = needed_bounds(summary, names.info_coevolution)
+    semi = needed_bounds(summary, names.semi_supervised)
+    evidence = [
+        compare_bounded(
+            f"annotations {names.info_coevolution} − {names.semi_supervised}",
+            paired(supervised, semi),
+            0.0,
+            "above",
+            confidence,
+        )
+    ]
+    return verdict_claim(
         id="semi_supervised_saves_more",
         statement="The semi-supervised variant saves more annotations than the supervised one at equal accuracy.",
         measured={
@@ -106,10 +195,16 @@ def semi_supervised_claim(summary: pl.DataFrame, params: InfoCoevolutionParams) 
                 name: {str(seed): count for seed, count in needed(summary, name).items()}
                 for name in (names.info_coevolution, names.semi_supervised)
             },
-            "mean_annotations_to_full": {names.info_coevolution: supervised, names.semi_supervised: semi},
+            "mean_annotations_to_full": {
+                names.info_coevolution: mean_needed(needed(summary, names.info_coevolution)),
+                names.semi_supervised: mean_needed(needed(summary, names.semi_supervised)),
+            },
         },
-        criterion="equal accuracy = full-label within the tolerance; semi's mean annotations < supervised's",
-        holds=holds,
+        criterion=(
+            "equal accuracy = full-label within the tolerance; the t interval over seeds of the paired "
+            "difference supervised − semi-supervised annotations lies wholly above 0"
+        ),
+        evidence=evidence,
     )
 
 
@@ -123,5 +218,5 @@ def run(ctx: StepContext) -> None:
         semi_supervised_claim(summary, ctx.params),
     ]
     for claim in claims:
-        ctx.log(f"{claim.id}: {'holds' if claim.holds else 'does NOT hold'}")
+        ctx.log(f"{claim.id}: {claim.verdict}: {claim.reason}")
     write_claims(claims, ctx.output("claims"))

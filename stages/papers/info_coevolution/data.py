@@ -6,8 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
+from stages.core.evaluation import CLASSIFICATION
 from stages.core.io import read_parquet
 from stages.datasets.classification import ClassificationArrays, to_arrays
 from stages.models.mlp import MLPClassifier
@@ -30,7 +29,8 @@ class PoolAndTest:
         """Accuracy on the test split (reported only; no strategy sees it)."""
 
         def accuracy(model: MLPClassifier, standardize: Standardizer) -> float:
-            return float(np.mean(predict(model, standardize(self.test.features)) == self.test.labels))
+            predicted = predict(model, standardize(self.test.features))
+            return CLASSIFICATION.evaluate(self.test.labels, predicted=predicted)["accuracy"]
 
         return accuracy
 

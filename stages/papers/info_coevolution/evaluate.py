@@ -10,9 +10,9 @@ from pathlib import Path
 
 import polars as pl
 
+from stages.core.context import StepContext
 from stages.core.io import read_json, read_parquet, write_parquet
 from stages.core.metrics import new_figure, save_figure, write_metrics, write_plot_data
-from stages.core.steps import StepContext
 
 
 def reference_table(reference: dict) -> pl.DataFrame:

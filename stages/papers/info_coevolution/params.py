@@ -10,9 +10,9 @@ from stages.core.errors import PipelineError
 from stages.core.params import StrictModel
 from stages.methods.selection.coreset import budget_count
 from stages.methods.selection.online.loop import Schedule
-from stages.methods.selection.online.registry import make_strategy
-from stages.models.training import TrainConfig
-from stages.papers.fields import DatasetName, Seeds
+from stages.methods.selection.online.registry import STRATEGIES
+from stages.models.config import TrainConfig
+from stages.papers.fields import PoolParams, check_choices
 
 
 class StrategyParams(StrictModel):
@@ -32,15 +32,12 @@ class ClaimsParams(StrictModel):
         0.005, ge=0, description="accuracy gap to full-label that still counts as reached"
     )
     min_saving: float = Field(0.25, gt=0, lt=1, description="share of the pool Info-Coevolution must save")
+    confidence: float = Field(0.95, gt=0, lt=1, description="level of the t intervals over seeds")
 
 
-class InfoCoevolutionParams(StrictModel):
+class InfoCoevolutionParams(PoolParams):
     """Everything the Info-Coevolution pipeline reads."""
 
-    dataset: DatasetName = "fashion_mnist"
-    pool_size: int | None = Field(20000, ge=10, description="pool drawn (stratified) from the train split")
-    test_size: int | None = Field(None, ge=10, description="test rows used (None: the whole test split)")
-    seeds: Seeds = Field(default_factory=lambda: [0, 1, 2])
     seed_fraction: float = Field(0.025, gt=0, lt=1, description="random labelled seed set, share of the pool")
     round_fraction: float = Field(0.05, gt=0, le=1, description="annotations per round, share of the pool")
     batch_size: int = Field(100, ge=1, description="annotations per batch inside a round")
@@ -54,13 +51,7 @@ class InfoCoevolutionParams(StrictModel):
 
     @model_validator(mode="after")
     def _strategies_build(self) -> InfoCoevolutionParams:
-        for label, entry in self.strategies.items():
-            try:
-                make_strategy(
-                    entry.strategy, entry.options, key=f"info_coevolution.strategies.{label}.options"
-                )
-            except PipelineError as error:
-                raise ValueError(f"strategies.{label}: {error}") from None
+        check_choices(self.strategies, STRATEGIES, "strategy", "info_coevolution.strategies")
         named = [self.claims.info_coevolution, self.claims.semi_supervised, *self.claims.baselines]
         missing = [label for label in named if label not in self.strategies]
         if missing:

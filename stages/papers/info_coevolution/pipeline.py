@@ -1,29 +1,33 @@
-"""The Info-Coevolution pipeline's steps: their deps, outs and params keys, as `dvc.yaml` declares them."""
+"""The Info-Coevolution pipeline: its artefacts and steps (the source `dvc.yaml` is generated from)."""
 
 from __future__ import annotations
 
-from stages.core.steps import Pipeline, Step
-from stages.papers.info_coevolution import annotate, claims, evaluate, prepare, reference
-from stages.papers.info_coevolution.params import InfoCoevolutionParams
+from stages.core.steps import Catalog, Pipeline, Plot, Step
+from stages.datasets.pool import pool_step_deps
+from stages.papers.paper import Paper
 
-ROOT = "data/info_coevolution"
-CODE = "stages/papers/info_coevolution"
-SCHEDULE_KEYS = (
-    "info_coevolution.seeds",
-    "info_coevolution.train",
-    "info_coevolution.min_steps",
+DATA = Catalog(
+    "data/info_coevolution",
+    pool="pool.parquet",
+    test="test.parquet",
+    validation="validation.json",
+    reference="reference.json",
+    curves="curves.parquet",
+    annotations="annotations.parquet",
+    annotate_timings="timings/annotate.json",
+    summary="summary.parquet",
+    metrics="metrics.json",
+    plot_data="plots/accuracy_vs_annotations.csv",
+    figure="figures/accuracy_vs_annotations.png",
+    claims="claims.json",
 )
+SCHEDULE_KEYS = ("info_coevolution.seeds", "info_coevolution.train", "info_coevolution.min_steps")
 
 STEPS = (
     Step(
         name="prepare",
-        run=prepare.run,
-        deps={"table": "data/raw/${info_coevolution.dataset}/table.parquet"},
-        outs={
-            "pool": f"{ROOT}/pool.parquet",
-            "test": f"{ROOT}/test.parquet",
-            "validation": f"{ROOT}/validation.json",
-        },
+        deps=pool_step_deps("info_coevolution"),
+        outs=DATA.pick("pool", "test", "validation"),
         params=(
             "common.seed",
             "info_coevolution.dataset",
@@ -32,32 +36,19 @@ STEPS = (
             "info_coevolution.seed_fraction",
             "info_coevolution.budget",
         ),
-        code=(f"{CODE}/prepare.py", f"{CODE}/params.py", "stages/datasets/splits.py"),
         description="draw the annotation pool (labels hidden as the oracle) and keep the test split untouched",
     ),
     Step(
         name="reference",
-        run=reference.run,
-        deps={"pool": f"{ROOT}/pool.parquet", "test": f"{ROOT}/test.parquet"},
-        outs={"reference": f"{ROOT}/reference.json"},
+        deps=DATA.pick("pool", "test"),
+        outs=DATA.pick("reference"),
         params=("common.seed", *SCHEDULE_KEYS),
-        code=(
-            f"{CODE}/reference.py",
-            f"{CODE}/data.py",
-            "stages/methods/selection/online/loop.py",
-            "stages/models",
-        ),
         description="full-label accuracy per seed: the target the strategies must reach",
     ),
     Step(
         name="annotate",
-        run=annotate.run,
-        deps={"pool": f"{ROOT}/pool.parquet", "test": f"{ROOT}/test.parquet"},
-        outs={
-            "curves": f"{ROOT}/curves.parquet",
-            "annotations": f"{ROOT}/annotations.parquet",
-            "timings": f"{ROOT}/timings/annotate.json",
-        },
+        deps=DATA.pick("pool", "test"),
+        outs=DATA.pick("curves", "annotations", timings="annotate_timings"),
         params=(
             "common.seed",
             *SCHEDULE_KEYS,
@@ -67,38 +58,43 @@ STEPS = (
             "info_coevolution.budget",
             "info_coevolution.strategies",
         ),
-        code=(f"{CODE}/annotate.py", f"{CODE}/data.py", "stages/methods/selection/online", "stages/models"),
         description="every strategy × seed: rounds of train → embed → select → annotate from the oracle",
     ),
     Step(
         name="evaluate",
-        run=evaluate.run,
-        deps={
-            "curves": f"{ROOT}/curves.parquet",
-            "reference": f"{ROOT}/reference.json",
-            "pool": f"{ROOT}/pool.parquet",
-        },
-        outs={"summary": f"{ROOT}/summary.parquet"},
-        metrics={"metrics": f"{ROOT}/metrics.json"},
+        deps=DATA.pick("curves", "reference", "pool"),
+        outs=DATA.pick("summary"),
+        metrics=DATA.pick("metrics"),
         plots={
-            "plot_data": f"{ROOT}/plots/accuracy_vs_annotations.csv",
-            "figure": f"{ROOT}/figures/accuracy_vs_annotations.png",
+            "plot_data": Plot(
+                DATA["plot_data"],
+                x="n_annotated",
+                y="accuracy_mean",
+                title="Info-Coevolution: test accuracy vs annotations",
+            ),
+            "figure": Plot(DATA["figure"]),
         },
         params=("info_coevolution.claims.tolerance",),
-        code=(f"{CODE}/evaluate.py",),
         description="annotations to reach full-label accuracy, stop points; figures",
     ),
     Step(
         name="claims",
-        run=claims.run,
-        deps={"summary": f"{ROOT}/summary.parquet"},
-        outs={"claims": f"{ROOT}/claims.json"},
+        deps=DATA.pick("summary"),
+        outs=DATA.pick("claims"),
         params=("info_coevolution.claims", "info_coevolution.budget"),
-        code=(f"{CODE}/claims.py",),
         description="check the paper's three claims",
     ),
 )
 
-PIPELINE = Pipeline(
-    id="info_coevolution", params_section="info_coevolution", params_model=InfoCoevolutionParams, steps=STEPS
+PAPER = Paper(
+    id="info_coevolution",
+    title="Info-Coevolution: online selective annotation that lets model and data co-evolve",
+    pipeline=Pipeline(
+        id="info_coevolution",
+        package="stages.papers.info_coevolution",
+        params_section="info_coevolution",
+        params_model="stages.papers.info_coevolution.params:InfoCoevolutionParams",
+        steps=STEPS,
+    ),
+    benchmarks="stages.papers.info_coevolution.benchmarks:run_annotation_benchmarks",
 )

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from stages.core.context import StepContext
 from stages.core.io import write_json
 from stages.core.progress import progress
 from stages.core.seeding import derive_seed
-from stages.core.steps import StepContext
 from stages.methods.selection.online.loop import fit_model
 from stages.methods.selection.online.strategy import TrainingTargets
 from stages.models.training import Standardizer

@@ -9,10 +9,11 @@ import polars as pl
 import torch
 from safetensors.torch import load_file
 
+from stages.core.context import StepContext
+from stages.core.evaluation import CLASSIFICATION
 from stages.core.io import read_json, read_parquet, write_parquet
 from stages.core.metrics import new_figure, save_figure, write_metrics, write_plot_data
 from stages.core.schema import ColumnSpec, TableSchema
-from stages.core.steps import StepContext
 from stages.core.validate import ensure_valid
 from stages.datasets.classification import to_arrays
 from stages.models.mlp import MLPClassifier
@@ -46,7 +47,7 @@ def evaluate_models(models_dir: Path, test_inputs: torch.Tensor, test_labels: np
     for entry in index["runs"]:
         model = MLPClassifier(arch["in_dim"], arch["hidden"], arch["n_classes"])
         model.load_state_dict(load_file(models_dir / entry["file"]))
-        accuracy = float(np.mean(predict(model, test_inputs) == test_labels))
+        accuracy = CLASSIFICATION.evaluate(test_labels, predicted=predict(model, test_inputs))["accuracy"]
         rows.append(
             {key: entry[key] for key in ("method", "budget", "seed", "n_train")} | {"test_accuracy": accuracy}
         )

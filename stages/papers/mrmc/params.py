@@ -6,11 +6,10 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from stages.core.errors import PipelineError
 from stages.core.params import StrictModel
-from stages.methods.selection.registry import make_selector
-from stages.models.training import TrainConfig
-from stages.papers.fields import DatasetName, Seeds
+from stages.methods.selection.registry import SELECTORS
+from stages.models.config import TrainConfig
+from stages.papers.fields import PoolParams, check_choices
 
 
 class MethodParams(StrictModel):
@@ -30,17 +29,12 @@ class ClaimsParams(StrictModel):
     selection_time_ratio: float = Field(1.5, gt=0)
     cost_budget: float = Field(0.3, gt=0, le=1)
     uneven_ratio: float = Field(1.5, gt=1, description="max/min class count above which a core-set is uneven")
+    confidence: float = Field(0.95, gt=0, lt=1, description="level of the t intervals over seeds")
 
 
-class MRMCParams(StrictModel):
+class MRMCParams(PoolParams):
     """Everything the MRMC pipeline reads."""
 
-    dataset: DatasetName = "fashion_mnist"
-    pool_size: int | None = Field(
-        20000, ge=10, description="training pool drawn (stratified) from the train split"
-    )
-    test_size: int | None = Field(None, ge=10, description="test rows used (None: the whole test split)")
-    seeds: Seeds = Field(default_factory=lambda: [0, 1, 2])
     budgets: list[float] = Field(default_factory=lambda: [0.1, 0.3, 0.5], min_length=1)
     feature_space: Literal["embedding", "raw"] = "embedding"
     methods: dict[str, MethodParams]
@@ -57,11 +51,7 @@ class MRMCParams(StrictModel):
 
     @model_validator(mode="after")
     def _methods_build(self) -> MRMCParams:
-        for label, method in self.methods.items():
-            try:
-                make_selector(method.selector, method.options, key=f"mrmc.methods.{label}.options")
-            except PipelineError as error:
-                raise ValueError(f"methods.{label}: {error}") from None
+        check_choices(self.methods, SELECTORS, "selector", "mrmc.methods")
         if "full" in self.methods:
             raise ValueError("'full' is reserved for the full-data reference run")
         claims = self.claims

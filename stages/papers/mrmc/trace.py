@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import polars as pl
 
+from stages.core.context import StepContext
 from stages.core.io import read_parquet, write_json, write_parquet
 from stages.core.seeding import derive_seed
-from stages.core.steps import StepContext
 from stages.core.validate import ensure_valid
 from stages.datasets.classification import to_arrays
 from stages.methods.selection.tracing import TRACE_SCHEMA, compute_trace, trace_to_table

@@ -14,10 +14,10 @@ import polars as pl
 import torch
 from safetensors.torch import save_file
 
+from stages.core.context import StepContext
 from stages.core.io import read_parquet, write_json
 from stages.core.progress import progress
 from stages.core.seeding import derive_seed
-from stages.core.steps import StepContext
 from stages.datasets.classification import to_arrays
 from stages.models.training import Standardizer, build_model, train_classifier
 

@@ -1,4 +1,4 @@
-"""RINGS benchmarks (`icml25 bench --graphs`), each measured side by side with a reference in one run.
+"""RINGS benchmarks (`icml25 bench rings`), each measured side by side with a reference in one run.
 
 - Separability of one mode pair with 10,000 permutations: the vectorised KS and Wilcoxon permutation tests
   against the per-permutation loop of the reference implementation (scipy `ks_2samp` / `wilcoxon` called once
@@ -9,9 +9,6 @@
 
 from __future__ import annotations
 
-import statistics
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import networkx as nx
@@ -22,6 +19,7 @@ from scipy.stats import ks_2samp, wilcoxon
 
 from stages.core.io import write_json
 from stages.core.metrics import new_figure, save_figure
+from stages.core.timing import median_seconds
 from stages.datasets.graphs.molecules import load_b3db
 from stages.datasets.graphs.table import graph_arrays
 from stages.methods.graphs.complementarity import graph_complementarity
@@ -29,15 +27,6 @@ from stages.methods.graphs.separability import ks_permutation_test, wilcoxon_per
 
 RESULTS_DIR = Path("reports/benchmarks")
 RUNS = Path("data/rings/runs.parquet")
-
-
-def _median_seconds(function: Callable[[], object], repeats: int) -> tuple[float, object]:
-    times, result = [], None
-    for _ in range(repeats):
-        started = time.perf_counter()
-        result = function()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times), result
 
 
 def pair_scores(root: Path) -> tuple[np.ndarray, np.ndarray, str]:
@@ -89,12 +78,12 @@ def reference_wilcoxon(first: np.ndarray, second: np.ndarray, permutations: int,
 def bench_separability(root: Path, permutations: int = 10_000, repeats: int = 5) -> dict:
     """One mode pair, both tests: vectorised (median of `repeats`) vs the per-permutation loop (once)."""
     first, second, source = pair_scores(root)
-    ks_seconds, ks = _median_seconds(lambda: ks_permutation_test(first, second, permutations, 0), repeats)
-    wx_seconds, wx = _median_seconds(
+    ks_seconds, ks = median_seconds(lambda: ks_permutation_test(first, second, permutations, 0), repeats)
+    wx_seconds, wx = median_seconds(
         lambda: wilcoxon_permutation_test(first, second, permutations, 0), repeats
     )
-    ref_ks_seconds, ref_ks = _median_seconds(lambda: reference_ks(first, second, permutations, 0), 1)
-    ref_wx_seconds, ref_wx = _median_seconds(lambda: reference_wilcoxon(first, second, permutations, 0), 1)
+    ref_ks_seconds, ref_ks = median_seconds(lambda: reference_ks(first, second, permutations, 0), 1)
+    ref_wx_seconds, ref_wx = median_seconds(lambda: reference_wilcoxon(first, second, permutations, 0), 1)
     return {
         "scores": source,
         "seeds": len(first),
@@ -128,8 +117,8 @@ def bench_complementarity() -> dict:
     """Complementarity of every parsable B3DB molecule with original features, both implementations."""
     _, features, edges = graph_arrays(load_b3db(None, seed=0).tables)
     graphs = [(x.astype(np.float64), pairs) for x, pairs in zip(features, edges, strict=True)]
-    ours_s, ours = _median_seconds(lambda: np.array([graph_complementarity(x, e) for x, e in graphs]), 1)
-    ref_s, reference = _median_seconds(
+    ours_s, ours = median_seconds(lambda: np.array([graph_complementarity(x, e) for x, e in graphs]), 1)
+    ref_s, reference = median_seconds(
         lambda: np.array([networkx_complementarity(x, e) for x, e in graphs]), 1
     )
     return {

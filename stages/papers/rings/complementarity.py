@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from stages.core.context import StepContext
 from stages.core.io import read_json, write_json, write_parquet
-from stages.core.steps import StepContext
-from stages.methods.graphs.audit import complementarity_results
+from stages.methods.graphs.complementarity import complementarity_results
 from stages.methods.graphs.figures import plot_complementarity
 
 

@@ -2,46 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
-
 from pydantic import Field, field_validator, model_validator
 
 from stages.core.params import StrictModel
-from stages.datasets.graphs.controls import ControlParams
-from stages.methods.graphs.audit import AuditConfig
-
-
-class B3dbDataset(StrictModel):
-    """B3DB blood–brain-barrier molecules from the `qc-b3db` package as RDKit graphs."""
-
-    kind: Literal["b3db"]
-    max_molecules: int | None = Field(1500, ge=20, description="label-stratified sample (None: all 7,807)")
-
-
-class ControlDataset(ControlParams):
-    """A networkx control set whose label depends on one mode only."""
-
-    kind: Literal["structure_control", "feature_control"]
-
-
-class TuDataset(StrictModel):
-    """Your dataset in the TU format: `<path>/<name>_A.txt`, `_graph_indicator.txt`, `_graph_labels.txt`, ..."""
-
-    kind: Literal["tu"]
-    path: str
-    name: str
-
-
-class GraphTableDataset(StrictModel):
-    """Your dataset as a graph-table folder (graphs/nodes/edges .parquet)."""
-
-    kind: Literal["graph_table"]
-    path: str
-
-
-DatasetSpec = Annotated[
-    B3dbDataset | ControlDataset | TuDataset | GraphTableDataset, Field(discriminator="kind")
-]
+from stages.datasets.registry import names_of
+from stages.methods.graphs.config import AuditConfig
 
 
 class ClaimsParams(StrictModel):
@@ -49,29 +14,35 @@ class ClaimsParams(StrictModel):
 
     structure_control: str = "structure_control"
     feature_control: str = "feature_control"
+    confidence: float = Field(0.95, gt=0, lt=1, description="level of the Welch t intervals over graphs")
 
 
 class RingsParams(StrictModel):
     """Everything the RINGS pipeline reads."""
 
-    datasets: dict[str, DatasetSpec] = Field(min_length=1)
+    datasets: list[str] = Field(
+        min_length=1, description="graph sources to audit (their data-<name> stages; see common.datasets)"
+    )
     audit: AuditConfig = AuditConfig()
     claims: ClaimsParams = ClaimsParams()
 
     @field_validator("datasets")
     @classmethod
-    def _names(cls, datasets: dict[str, DatasetSpec]) -> dict[str, DatasetSpec]:
-        bad = [name for name in datasets if not name.replace("_", "").isalnum() or not name.islower()]
-        if bad:
-            raise ValueError(f"dataset names must be lower-case letters, digits and '_': {bad}")
+    def _graph_sources(cls, datasets: list[str]) -> list[str]:
+        graph_sources = names_of("graphs")
+        unknown = [name for name in datasets if name not in graph_sources]
+        if unknown:
+            raise ValueError(f"not graph sources: {unknown}; graph sources: {', '.join(graph_sources)}")
+        if len(set(datasets)) != len(datasets):
+            raise ValueError("each dataset may be listed once")
         return datasets
 
     @model_validator(mode="after")
     def _claims_datasets(self) -> RingsParams:
         for role in ("structure_control", "feature_control"):
             name = getattr(self.claims, role)
-            if name not in self.datasets or self.datasets[name].kind != role:
-                raise ValueError(f"claims.{role} '{name}' must name a dataset of kind {role}")
+            if name not in self.datasets:
+                raise ValueError(f"claims.{role} '{name}' must be one of the audited datasets")
         for mode in ("empty_graph", "empty_features"):
             if mode not in self.audit.modes:
                 raise ValueError(f"audit.modes must include {mode}: the claims compare the original with it")

@@ -1,33 +1,56 @@
-"""The RINGS pipeline's steps: their deps, outs and params keys, as `dvc.yaml` declares them."""
+"""The RINGS pipeline: its artefacts and steps (the source `dvc.yaml` is generated from)."""
 
 from __future__ import annotations
 
-from stages.core.steps import Pipeline, Step
-from stages.papers.rings import claims, complementarity, prepare, report, separability, train
-from stages.papers.rings.params import RingsParams
+from collections.abc import Mapping
+from typing import Any
 
-ROOT = "data/rings"
-CODE = "stages/papers/rings"
-METHODS = "stages/methods/graphs"
-DATASETS = {"datasets": f"{ROOT}/datasets", "summary": f"{ROOT}/datasets.json"}
+from stages.core.steps import Catalog, Pipeline, Plot, Step
+from stages.papers.paper import Paper
+
+DATA = Catalog(
+    "data/rings",
+    datasets="datasets",
+    summary="datasets.json",
+    runs="runs.parquet",
+    train_timings="timings/train.json",
+    separability="separability.parquet",
+    separability_metrics="separability.json",
+    scores_figure="figures/scores.png",
+    p_values_figure="figures/p_values.png",
+    complementarity="complementarity.parquet",
+    complementarity_timings="timings/complementarity.json",
+    complementarity_figure="figures/complementarity.png",
+    verdicts="verdicts.parquet",
+    report="report.md",
+    verdicts_metrics="verdicts.json",
+    claims="claims.json",
+)
 AUDIT = "rings.audit"
+
+
+def graph_sources(raw_params: Mapping[str, Any]) -> dict[str, str]:
+    """The graph folders of the `data-<name>` stages that `rings.datasets` lists."""
+    names = (raw_params.get("rings") or {}).get("datasets") or []
+    return {f"source_{name}": f"data/raw/{name}/graphs" for name in names} | {
+        f"summary_{name}": f"data/raw/{name}/summary.json" for name in names
+    }
+
 
 STEPS = (
     Step(
         name="prepare",
-        run=prepare.run,
         deps={},
-        outs={"datasets": DATASETS["datasets"]},
-        metrics={"summary": DATASETS["summary"]},
-        params=("common.seed", "rings.datasets"),
-        code=(f"{CODE}/prepare.py", f"{CODE}/params.py", "stages/datasets/graphs"),
-        description="B3DB molecules (RDKit), structure- and feature-only controls (networkx) as graph tables",
+        dynamic_deps=graph_sources,
+        outs=DATA.pick("datasets"),
+        metrics=DATA.pick("summary"),
+        params=("rings.datasets",),
+        description="gather the audited datasets (shared data-* graph stages) and their provenance",
     ),
     Step(
         name="train",
-        run=train.run,
-        deps=DATASETS,
-        outs={"runs": f"{ROOT}/runs.parquet", "timings": f"{ROOT}/timings/train.json"},
+        deps=DATA.pick("datasets", "summary"),
+        outs=DATA.pick("runs", timings="train_timings"),
         params=(
             f"{AUDIT}.modes",
             f"{AUDIT}.seeds",
@@ -36,80 +59,60 @@ STEPS = (
             f"{AUDIT}.baseline",
             f"{AUDIT}.geometric_dim",
         ),
-        code=(
-            f"{CODE}/train.py",
-            f"{METHODS}/audit.py",
-            f"{METHODS}/perturbations.py",
-            f"{METHODS}/geometry.py",
-            "stages/models",
-        ),
         description="every dataset × mode × seed: a GNN and a structure-blind baseline, test scores",
     ),
     Step(
         name="separability",
-        run=separability.run,
-        deps={"runs": f"{ROOT}/runs.parquet"},
-        outs={"separability": f"{ROOT}/separability.parquet"},
-        metrics={"metrics": f"{ROOT}/separability.json"},
+        deps=DATA.pick("runs"),
+        outs=DATA.pick("separability"),
+        metrics=DATA.pick(metrics="separability_metrics"),
         plots={
-            "scores_figure": f"{ROOT}/figures/scores.png",
-            "p_values_figure": f"{ROOT}/figures/p_values.png",
+            "scores_figure": Plot(DATA["scores_figure"]),
+            "p_values_figure": Plot(DATA["p_values_figure"]),
         },
         params=("common.seed", f"{AUDIT}.modes", f"{AUDIT}.metric", f"{AUDIT}.separability"),
-        code=(f"{CODE}/separability.py", f"{METHODS}/separability.py", f"{METHODS}/figures.py"),
         description="KS and Wilcoxon permutation tests between modes (Bonferroni), score and p-value figures",
     ),
     Step(
         name="complementarity",
-        run=complementarity.run,
-        deps=DATASETS,
-        outs={
-            "complementarity": f"{ROOT}/complementarity.parquet",
-            "timings": f"{ROOT}/timings/complementarity.json",
-        },
-        plots={"figure": f"{ROOT}/figures/complementarity.png"},
+        deps=DATA.pick("datasets", "summary"),
+        outs=DATA.pick("complementarity", timings="complementarity_timings"),
+        plots={"figure": Plot(DATA["complementarity_figure"])},
         params=(
             "common.seed",
             f"{AUDIT}.complementarity_modes",
             f"{AUDIT}.geometric_dim",
             f"{AUDIT}.graph_metric",
         ),
-        code=(
-            f"{CODE}/complementarity.py",
-            f"{METHODS}/complementarity.py",
-            f"{METHODS}/geometry.py",
-            f"{METHODS}/perturbations.py",
-        ),
         description="feature vs hop-distance geometry per dataset under original, random and geometric features",
     ),
     Step(
         name="report",
-        run=report.run,
-        deps={
-            "summary": DATASETS["summary"],
-            "runs": f"{ROOT}/runs.parquet",
-            "separability": f"{ROOT}/separability.parquet",
-            "complementarity": f"{ROOT}/complementarity.parquet",
-        },
-        outs={"verdicts": f"{ROOT}/verdicts.parquet", "report": f"{ROOT}/report.md"},
-        metrics={"metrics": f"{ROOT}/verdicts.json"},
+        deps=DATA.pick("summary", "runs", "separability", "complementarity"),
+        outs=DATA.pick("verdicts", "report"),
+        metrics=DATA.pick(metrics="verdicts_metrics"),
         params=(AUDIT,),
-        code=(f"{CODE}/report.py", f"{METHODS}/verdicts.py", f"{METHODS}/report.py"),
         description="which mode each dataset needs, ranking as benchmarks, Markdown dataset-quality report",
     ),
     Step(
         name="claims",
-        run=claims.run,
-        deps={
-            "separability": f"{ROOT}/separability.parquet",
-            "complementarity": f"{ROOT}/complementarity.parquet",
-            "verdicts": f"{ROOT}/verdicts.parquet",
-        },
-        outs={"claims": f"{ROOT}/claims.json"},
+        deps=DATA.pick("separability", "complementarity", "verdicts"),
+        outs=DATA.pick("claims"),
         params=("rings.claims",),
-        code=(f"{CODE}/claims.py",),
         description="check the paper's three claims",
     ),
 )
 
-PIPELINE = Pipeline(id="rings", params_section="rings", params_model=RingsParams, steps=STEPS)
+PAPER = Paper(
+    id="rings",
+    title="RINGS: auditing graph-learning datasets by perturbing their structure and feature modes",
+    pipeline=Pipeline(
+        id="rings",
+        package="stages.papers.rings",
+        params_section="rings",
+        params_model="stages.papers.rings.params:RingsParams",
+        steps=STEPS,
+    ),
+    benchmarks="stages.papers.rings.benchmarks:run_graph_benchmarks",
+    commands=("stages.methods.graphs.commands",),
+)

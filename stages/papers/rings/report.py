@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from stages.core.context import StepContext
 from stages.core.io import read_json, read_parquet, write_json, write_parquet, write_text
-from stages.core.steps import StepContext
 from stages.methods.graphs.figures import FIGURE_FILES
 from stages.methods.graphs.report import quality_report
 from stages.methods.graphs.verdicts import dataset_verdicts

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import polars as pl
 
+from stages.core.context import StepContext
 from stages.core.io import read_parquet, write_json, write_parquet
-from stages.core.steps import StepContext
-from stages.methods.graphs.audit import separability_results
 from stages.methods.graphs.figures import plot_p_values, plot_scores
-from stages.methods.graphs.separability import separable_pairs
+from stages.methods.graphs.separability import separability_results, separable_pairs
 
 
 def run(ctx: StepContext) -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import time
 
+from stages.core.context import StepContext
 from stages.core.io import read_json, write_json, write_parquet
-from stages.core.steps import StepContext
 from stages.methods.graphs.audit import split_timings, train_runs
 
 

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 import numpy as np
 from pydantic import Field
 
-from stages.core.params import StrictModel, validate_section
+from stages.core.params import StrictModel
 from stages.core.registry import Registry
 from stages.methods.selection.dynamic.plan import EpochPlan, kept_count
 from stages.methods.selection.dynamic.stats import SampleStats
@@ -106,6 +106,4 @@ def make_selection_method(
     name: str, options: dict[str, Any] | None = None, key: str = "options"
 ) -> SelectionMethod:
     """Build a registered method, validating its options (an unknown option is an error naming `key`)."""
-    method_class = SELECTION_METHODS.get(name)
-    parsed = validate_section(method_class.Options, options or {}, key, source=f"selection method '{name}'")
-    return method_class(parsed)
+    return SELECTION_METHODS.build(name, options, key)

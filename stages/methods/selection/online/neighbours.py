@@ -5,7 +5,7 @@ single-threaded with a fixed random seed, so the same embeddings always give the
 same selections; queries run on every core (they do not change the graph). Exact search is one matrix product
 per chunk of queries plus a top-k. `auto` picks exact search up to 50k rows, where it costs under a second more
 per round than HNSW on 2 cores (2.3 s vs 1.6 s on the 20k pool) and needs no recall caveat, and HNSW above,
-where the quadratic cost dominates (17.5 s vs 8.7 s per round on 60k; `icml25 bench --annotation`).
+where the quadratic cost dominates (17.5 s vs 8.7 s per round on 60k; `icml25 bench info_coevolution`).
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from stages.core.errors import PipelineError
-from stages.core.params import StrictModel, validate_section
+from stages.core.params import StrictModel
 from stages.core.registry import Registry
 
 
@@ -125,6 +125,4 @@ def make_strategy(
     name: str, options: dict[str, Any] | None = None, key: str = "options"
 ) -> AnnotationStrategy:
     """Build a registered strategy, validating its options (an unknown option is an error naming `key`)."""
-    strategy_class = STRATEGIES.get(name)
-    parsed = validate_section(strategy_class.Options, options or {}, key, source=f"strategy '{name}'")
-    return strategy_class(parsed)
+    return STRATEGIES.build(name, options, key)

@@ -1,0 +1,74 @@
+"""`icml25`: the library's commands (`stages.commands`) plus orchestration: serve, flow, all-papers.
+
+The CLI lives in `flows` because it is the one place allowed to import both layers.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from stages.commands import main as library_main
+
+ORCHESTRATION_BENCHMARKS = {"orchestration": "flows.benchmarks:run_orchestration_benchmarks"}
+
+
+def _all_papers(args: argparse.Namespace) -> None:
+    from flows.experiment_flow import run_all_papers
+
+    sweep = [[item.strip() for item in text.split(";") if item.strip()] for text in args.sweep] or None
+    names = run_all_papers(args.paper, sweep, args.workspace, args.dask_address)
+    print("experiments: " + ", ".join(names))
+
+
+def _serve(args: argparse.Namespace) -> None:
+    from flows import serve
+
+    if args.stop:
+        print("stopped" if serve.stop(args.workspace) else "no `icml25 serve` running for this workspace")
+        return
+    serve.serve(args.port, args.workspace)
+
+
+def _flow(args: argparse.Namespace) -> None:
+    from flows.paper_flow import run_paper_flow
+
+    run_paper_flow(args.paper, workspace=args.workspace, force=args.force)
+
+
+def add_orchestration_commands(commands: argparse._SubParsersAction) -> None:
+    """serve, flow and all-papers."""
+    served = commands.add_parser(
+        "serve", help="Prefect server + UI on 127.0.0.1 with one deployment per paper"
+    )
+    served.add_argument("--port", type=int, default=4200)
+    served.add_argument(
+        "--stop", action="store_true", help="stop the running `icml25 serve` of this workspace"
+    )
+    served.add_argument("--workspace", default=".")
+    served.set_defaults(handler=_serve)
+
+    flow = commands.add_parser("flow", help="run a paper's stages as a Prefect flow (embedded, no server)")
+    flow.add_argument("paper")
+    flow.add_argument("--workspace", default=".", help="the DVC workspace to run in")
+    flow.add_argument("--force", action="store_true", help="rerun stages even if DVC finds them up to date")
+    flow.set_defaults(handler=_flow)
+
+    papers = commands.add_parser(
+        "all-papers", help="run papers (or a sweep) as DVC experiments on a Dask task runner"
+    )
+    papers.add_argument("--paper", action="append", help="a paper id (repeatable; default: every paper)")
+    papers.add_argument(
+        "--sweep",
+        action="append",
+        default=[],
+        metavar="'K=V;K=V'",
+        help="one experiment per --sweep, its overrides separated by ';' (needs exactly one --paper)",
+    )
+    papers.add_argument("--dask-address", help="an existing Dask scheduler (default: a LocalCluster)")
+    papers.add_argument("--workspace", default=".")
+    papers.set_defaults(handler=_all_papers)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The `icml25` console script."""
+    return library_main(argv, [add_orchestration_commands], ORCHESTRATION_BENCHMARKS)

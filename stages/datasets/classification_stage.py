@@ -1,0 +1,25 @@
+"""The `data-<name>` step of a classification source: load, validate (GX), write the table and its report."""
+
+from __future__ import annotations
+
+from stages.core.context import StepContext
+from stages.core.io import file_md5, write_json, write_parquet
+from stages.core.validate import ensure_valid
+from stages.datasets.registry import get_source
+
+
+def run(ctx: StepContext, source: str) -> None:
+    """Materialise `source` into `table.parquet` + `validation.json` (with provenance by file name, md5)."""
+    params = getattr(ctx.common.datasets, source)
+    definition = get_source(source)
+    table = definition.load(params)
+    provenance = {
+        "dataset": source,
+        "description": definition.description,
+        "rows": table.height,
+        "files": {path.name: file_md5(path) for path in definition.files(params)},  # names: location-free
+    }
+    report = ensure_valid(table, definition.schema, source)
+    ctx.log(f"{table.height} rows validated")
+    write_parquet(table, ctx.output("table"))
+    write_json(report.to_dict() | {"provenance": provenance}, ctx.output("validation"))

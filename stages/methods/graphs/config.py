@@ -1,0 +1,82 @@
+"""The configs of a RINGS audit: plain params models, importable without torch, scipy or the transforms.
+
+Params sections (`rings.audit`, `icml25 audit-graphs -S`) validate against these, so a stage that only reads
+the config does not depend on the training, testing or geometry code.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, field_validator
+
+from stages.core.params import StrictModel
+from stages.methods.graphs.modes import DEFAULT_MODES, MODES
+from stages.models.config import GnnConfig, TrainConfig
+
+
+class SeparabilityConfig(StrictModel):
+    """How mode pairs are compared."""
+
+    permutations: int = Field(10_000, ge=100)
+    alpha: float = Field(0.01, gt=0, lt=1)
+    pairs: Literal["against_original", "all"] = Field(
+        "against_original", description="test original vs each perturbation, or every pair of modes"
+    )
+
+
+class GraphMetricConfig(StrictModel):
+    """Which distance between the nodes of a graph the complementarity compares the features with."""
+
+    metric: Literal["shortest_path", "resistance", "heat", "diffusion"] = "shortest_path"
+    heat_time: float = Field(1.0, gt=0, description="t of the heat kernel exp(−tL)")
+    diffusion_steps: int = Field(2, ge=1, description="random-walk steps of the diffusion distance")
+
+
+COMPLEMENTARITY_MODES = ("original", "random_features", "geometric_features")
+
+
+class AuditConfig(StrictModel):
+    """Everything an audit run reads."""
+
+    modes: list[str] = Field(default_factory=lambda: list(DEFAULT_MODES), min_length=2)
+    seeds: list[int] = Field(
+        default_factory=lambda: list(range(12)),
+        min_length=2,
+        description="runs per mode; pairs for the tests",
+    )
+    test_fraction: float = Field(0.2, gt=0, lt=1)
+    metric: Literal["auroc", "accuracy"] = "auroc"
+    gnn: GnnConfig = GnnConfig()
+    baseline: TrainConfig = TrainConfig(epochs=50, batch_size=64, learning_rate=1e-3, hidden=(64,))
+    separability: SeparabilityConfig = SeparabilityConfig()
+    complementarity_modes: list[str] = Field(
+        default_factory=lambda: list(COMPLEMENTARITY_MODES), min_length=1
+    )
+    geometric_dim: int = Field(4, ge=1, description="width of geometric_features (MDS of hop distances)")
+    graph_metric: GraphMetricConfig = GraphMetricConfig()
+    workers: int = Field(2, ge=1, description="processes training runs in parallel")
+
+    @field_validator("modes", "complementarity_modes")
+    @classmethod
+    def _known_modes(cls, modes: list[str]) -> list[str]:
+        unknown = [mode for mode in modes if mode not in MODES]
+        if unknown:
+            raise ValueError(f"unknown modes {unknown}; valid names: {', '.join(sorted(MODES))}")
+        if len(set(modes)) != len(modes):
+            raise ValueError("modes must be distinct")
+        return modes
+
+    @field_validator("seeds")
+    @classmethod
+    def _distinct_seeds(cls, seeds: list[int]) -> list[int]:
+        if len(set(seeds)) != len(seeds) or min(seeds) < 0:
+            raise ValueError("seeds must be distinct non-negative integers")
+        return seeds
+
+    @field_validator("modes")
+    @classmethod
+    def _original_first(cls, modes: list[str]) -> list[str]:
+        if modes[0] != "original":
+            raise ValueError("the first mode must be 'original' (every perturbation is compared with it)")
+        return modes

@@ -1,0 +1,58 @@
+"""Every `icml25 …` command line the READMEs show parses with the real parser; the cheap ones run."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from flows.cli import ORCHESTRATION_BENCHMARKS, add_orchestration_commands
+from stages.commands import benchmark_targets, build_parser
+from tests.conftest import REPO_ROOT, run_cli
+
+DOCS = [REPO_ROOT / "README.md", *sorted((REPO_ROOT / "stages" / "papers").glob("*/README.md"))]
+FENCE = re.compile(r"```(?:bash|sh|console)?\n(.*?)```", re.S)
+
+
+def command_lines(path: Path) -> list[str]:
+    """`icml25 …` lines inside the code blocks of a Markdown file (continuations joined, comments dropped)."""
+    lines = []
+    for block in FENCE.findall(path.read_text()):
+        for line in block.replace("\\\n", " ").splitlines():
+            line = line.split(" #", 1)[0].strip()
+            if line.startswith("icml25 "):
+                lines.append(line)
+    return lines
+
+
+COMMANDS = [(path.relative_to(REPO_ROOT), line) for path in DOCS for line in command_lines(path)]
+
+
+def test_the_readme_shows_commands():
+    assert len([1 for path, _ in COMMANDS if str(path) == "README.md"]) >= 15
+
+
+@pytest.mark.parametrize(("doc", "line"), COMMANDS, ids=[f"{doc}:{line[:50]}" for doc, line in COMMANDS])
+def test_documented_command_parses(doc, line):
+    parser = build_parser([add_orchestration_commands], ORCHESTRATION_BENCHMARKS)
+    args = parser.parse_args(shlex.split(line)[1:])  # argparse exits (SystemExit) on a bad line
+    if args.command == "bench":
+        assert args.target in benchmark_targets(ORCHESTRATION_BENCHMARKS), line
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("icml25 papers", "rings"),
+        ("icml25 dvc-yaml --check", "up to date"),
+        ("icml25 all-papers --help", "--dask-address"),
+        ("icml25 bench --help", "orchestration"),
+    ],
+)
+def test_cheap_documented_commands_run(line, expected):
+    assert any(doc_line.startswith(line.split(" --")[0]) for _, doc_line in COMMANDS), line
+    result = run_cli(shlex.split(line)[1:], REPO_ROOT)
+    assert result.returncode == 0, result.stderr
+    assert expected in result.stdout
