@@ -48,6 +48,7 @@ def run_cli(
 ) -> subprocess.CompletedProcess:
     """Run `python -m flows ARGS` (the `icml25` command) as a user would."""
     env = {**os.environ, **OFFLINE_ENV, "ICML25_PROGRESS": "0", **(extra_env or {})}
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), env.get("PYTHONPATH", "")])  # this checkout's code
     return subprocess.run(
         [sys.executable, "-m", "flows", *args], cwd=cwd, env=env, capture_output=True, text=True, check=False
     )
