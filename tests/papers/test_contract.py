@@ -77,7 +77,9 @@ def test_a_papers_params_are_read_only_by_its_own_stages(repo_root, paper_id):
 @pytest.mark.parametrize("paper_id", PAPER_IDS)
 def test_every_step_says_what_it_does(paper_id):
     for step in PAPERS.get(paper_id).pipeline.steps:
-        assert len(step.description) >= 10, f"{paper_id}-{step.name}: give the Step a description (dvc.yaml desc)"
+        assert len(step.description) >= 10, (
+            f"{paper_id}-{step.name}: give the Step a description (dvc.yaml desc)"
+        )
 
 
 @pytest.mark.parametrize("paper_id", PAPER_IDS)
