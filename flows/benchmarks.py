@@ -5,11 +5,11 @@
 """
 
 import tempfile
-import time
 from pathlib import Path
 
 from stages.core.dvc_cli import run_dvc
 from stages.core.io import write_json
+from stages.core.timing import median_seconds
 from stages.experiments import run_experiment
 
 SEQUENTIAL = [[f"mrmc.train.epochs={epochs}"] for epochs in (3, 4, 5, 6)]
@@ -18,9 +18,8 @@ PARALLEL = [[*overrides, "mrmc.train.learning_rate=0.0011"] for overrides in SEQ
 
 
 def _seconds(function) -> float:
-    started = time.perf_counter()
-    function()
-    return time.perf_counter() - started
+    """Seconds of one call (the shared timing helper; these runs take seconds to minutes each)."""
+    return median_seconds(function, repeats=1)[0]
 
 
 def bench_overhead(workspace: Path, paper: str = "mrmc") -> dict:

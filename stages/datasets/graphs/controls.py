@@ -32,6 +32,7 @@ class ControlParams(StrictModel):
     )
     informative: int = Field(2, ge=1, description="feature_control: shifted feature dimensions")
     shift: float = Field(1.0, gt=0, description="feature_control: class-1 mean shift of informative dims")
+    seed: int = Field(0, ge=0, description="generator seed")
 
     @model_validator(mode="after")
     def _sizes(self) -> ControlParams:

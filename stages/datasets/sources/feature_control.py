@@ -2,25 +2,19 @@
 
 from __future__ import annotations
 
-from pydantic import Field
-
 from stages.datasets.graphs.controls import ControlParams, feature_control
 from stages.datasets.source import GRAPHS, Source
 
 
-class FeatureControlParams(ControlParams):
-    """Size of the control set and the seed of its generator."""
-
-    seed: int = Field(0, ge=0, description="generator seed")
+def load(params: ControlParams):
+    """The generated graphs and their provenance (generator and seed)."""
+    return feature_control(params, params.seed), {"generator": "feature_control", "seed": params.seed}
 
 
 SOURCE = Source(
     "feature_control",
     GRAPHS,
-    FeatureControlParams,
-    lambda params: (
-        feature_control(params, params.seed),
-        {"generator": "feature_control", "seed": params.seed},
-    ),
+    ControlParams,
+    load,
     "feature-only control: same-density G(n, m) graphs, class-shifted N(0, 1) node features (networkx)",
 )

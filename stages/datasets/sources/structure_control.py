@@ -2,25 +2,19 @@
 
 from __future__ import annotations
 
-from pydantic import Field
-
 from stages.datasets.graphs.controls import ControlParams, structure_control
 from stages.datasets.source import GRAPHS, Source
 
 
-class StructureControlParams(ControlParams):
-    """Size of the control set and the seed of its generator."""
-
-    seed: int = Field(0, ge=0, description="generator seed")
+def load(params: ControlParams):
+    """The generated graphs and their provenance (generator and seed)."""
+    return structure_control(params, params.seed), {"generator": "structure_control", "seed": params.seed}
 
 
 SOURCE = Source(
     "structure_control",
     GRAPHS,
-    StructureControlParams,
-    lambda params: (
-        structure_control(params, params.seed),
-        {"generator": "structure_control", "seed": params.seed},
-    ),
+    ControlParams,
+    load,
     "structure-only control: Barabási–Albert vs Erdős–Rényi graphs with equal n and m (networkx)",
 )
