@@ -243,6 +243,25 @@ def test_controls_hold_with_enough_seeds_and_are_inconclusive_when_the_design_ca
     )
 
 
+def test_identical_scores_settle_not_separable_although_the_wilcoxon_floor_is_one():
+    # constant node features: removing them changes nothing, every seed scores the same (all differences 0)
+    separability = _separability(CONTROLS, seeds=12)
+    same = separability.filter(
+        (pl.col("dataset") == "structure_control") & (pl.col("mode_b") == "empty_features")
+    ).with_columns(
+        pl.lit(0.0).alias("statistic"), pl.lit(1.0).alias("p_adjusted"), pl.lit(False).alias("significant"),
+        pl.lit(1.0).alias("smallest_possible_p_adjusted"),
+    )  # fmt: skip
+    rest = separability.filter(
+        ~((pl.col("dataset") == "structure_control") & (pl.col("mode_b") == "empty_features"))
+    )
+    claim = controls_claim(pl.concat([rest, same]), RINGS_NAMES)
+    assert claim.verdict == "holds", claim.reason
+    assert "identical score distributions" in claim.evidence[1].note
+    shifted = same.with_columns(pl.lit(0.2).alias("statistic"))  # same floor, but the scores differ
+    assert controls_claim(pl.concat([rest, shifted]), RINGS_NAMES).verdict == "inconclusive"
+
+
 def test_controls_fail_when_the_wrong_mode_separates():
     swapped = {
         "structure_control": CONTROLS["feature_control"],

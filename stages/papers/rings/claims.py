@@ -55,6 +55,7 @@ def pair_test(separability: pl.DataFrame, dataset: str, mode: str) -> dict:
         "alpha": alpha,
         "smallest_possible_p": floor,
         "decidable": floor < alpha,
+        "identical": float(tests["ks"]["statistic"]) == 0.0,
         "original_mean": round(tests["ks"]["mean_a"], 4),
         "perturbed_mean": round(tests["ks"]["mean_b"], 4),
         "n_seeds": int(tests["ks"]["n_seeds"]),
@@ -62,7 +63,14 @@ def pair_test(separability: pl.DataFrame, dataset: str, mode: str) -> dict:
 
 
 def separability_verdict(test: dict, expected: bool) -> Verdict:
-    """Verdict of "this pair is (not) separable" from the tests and the design floor."""
+    """Verdict of "this pair is (not) separable" from the tests and the design floor.
+
+    Identical score distributions (KS statistic 0) settle "not separable" whatever the floor: no test could
+    separate them (with all paired differences 0 the Wilcoxon floor is 1, which would otherwise read as a
+    design that cannot decide).
+    """
+    if not expected and test["identical"]:
+        return "holds"
     if not test["decidable"]:
         return "inconclusive"
     return "holds" if test["separable"] == expected else "fails"
@@ -73,7 +81,9 @@ def separability_evidence(dataset: str, mode: str, test: dict, expected: bool) -
     verdict = separability_verdict(test, expected)
     observed = "both tests reject" if test["separable"] else "not both tests reject"
     floor = f"smallest attainable adjusted p {test['smallest_possible_p']:.2g}"
-    if not test["decidable"]:
+    if not expected and test["identical"]:
+        why = "the two modes give identical score distributions (KS statistic 0), as expected"
+    elif not test["decidable"]:
         why = f"with {test['n_seeds']} seeds the {floor} is not below α = {test['alpha']}, so the design cannot decide"
     else:
         why = f"{observed} at α = {test['alpha']} ({floor}), {'as expected' if verdict == 'holds' else 'against'}"
