@@ -33,4 +33,9 @@ class CommonParams(StrictModel):
     """Settings shared by every paper: the base seed and where each raw dataset comes from."""
 
     seed: int = Field(0, ge=0, description="Base seed; each paper derives its own seeds from it.")
+    threads: int = Field(
+        2,
+        ge=1,
+        description="torch threads of every stage; trained outputs are byte-identical at the same count",
+    )
     datasets: DatasetsParams = DatasetsParams()  # type: ignore[valid-type]

@@ -14,7 +14,7 @@ from typing import Any
 from stages.core.context import StepContext
 from stages.core.errors import PipelineError
 from stages.core.io import OutputTransaction
-from stages.core.seeding import seed_everything
+from stages.core.seeding import pin_threads, seed_everything
 
 
 def execute(
@@ -27,8 +27,9 @@ def execute(
     outputs: dict[str, Path],
     root: Path,
 ) -> None:
-    """Seed from `common.seed`, run `function(ctx, **args)` and move its outputs into place atomically."""
+    """Seed from `common.seed`, pin `common.threads`, run `function(ctx, **args)`, publish outputs atomically."""
     seed_everything(common.seed)  # steps derive their own seeds; this pins any library-level randomness too
+    pin_threads(common.threads)
     with OutputTransaction(root) as transaction:
         context = StepContext(
             stage=stage,

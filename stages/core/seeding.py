@@ -14,6 +14,14 @@ def derive_seed(base_seed: int, *keys: object) -> int:
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "little")
 
 
+def pin_threads(threads: int) -> None:
+    """Fix torch's intra-op threads: float reductions (matmuls) are byte-identical only at the same count, and
+    the inherited default follows the environment (a Dask nanny sets OMP_NUM_THREADS=1 in its parent)."""
+    import torch
+
+    torch.set_num_threads(threads)
+
+
 def seed_everything(seed: int) -> np.random.Generator:
     """Seed Python, NumPy and torch (if imported) and return a NumPy generator for explicit use."""
     random.seed(seed)

@@ -38,7 +38,7 @@ def served(committed_smoke_workspace, tmp_path):
     command = [
         sys.executable,
         "-m",
-        "stages",
+        "flows",
         "serve",
         "--port",
         str(port),
@@ -66,7 +66,7 @@ def served(committed_smoke_workspace, tmp_path):
             [
                 sys.executable,
                 "-m",
-                "stages",
+                "flows",
                 "serve",
                 "--stop",
                 "--workspace",
@@ -114,7 +114,7 @@ def test_served_deployment_runs_an_override_as_an_experiment(served, committed_s
     assert record.metrics["data/mrmc/metrics.json"]
 
     subprocess.run(
-        [sys.executable, "-m", "stages", "serve", "--stop", "--workspace", str(workspace)],
+        [sys.executable, "-m", "flows", "serve", "--stop", "--workspace", str(workspace)],
         env=subprocess_env(),
         check=True,
         capture_output=True,
