@@ -133,6 +133,13 @@ class Pipeline:
     params_model: str
     steps: tuple[Step, ...]
 
+    @classmethod
+    def of_paper(cls, paper_id: str, params_class: str, steps: tuple[Step, ...]) -> Pipeline:
+        """A paper's pipeline by convention: steps in `stages.papers.<id>`, params section `<id>`, model
+        `stages.papers.<id>.params:<params_class>`."""
+        package = f"stages.papers.{paper_id}"
+        return cls(paper_id, package, paper_id, f"{package}.params:{params_class}", steps)
+
     def stage_name(self, step: Step) -> str:
         """The DVC stage name of a step: `<pipeline id>-<step name>` (or the bare name for one-off stages)."""
         return f"{self.id}-{step.name}" if self.id else step.name

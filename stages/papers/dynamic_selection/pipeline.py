@@ -100,13 +100,7 @@ STEPS = (
 PAPER = Paper(
     id="dynamic_selection",
     title="When dynamic data selection meets data augmentation: per-epoch selection by density × consistency",
-    pipeline=Pipeline(
-        id="dynamic_selection",
-        package="stages.papers.dynamic_selection",
-        params_section="dynamic_selection",
-        params_model="stages.papers.dynamic_selection.params:DynamicSelectionParams",
-        steps=STEPS,
-    ),
+    pipeline=Pipeline.of_paper("dynamic_selection", "DynamicSelectionParams", STEPS),
     benchmarks="stages.papers.dynamic_selection.benchmarks:run_selection_benchmarks",
     timed_outputs=tuple(
         DATA[name] for name in ("summary", "metrics", "plot_data", "figure", "selection_figure")

@@ -89,12 +89,6 @@ STEPS = (
 PAPER = Paper(
     id="info_coevolution",
     title="Info-Coevolution: online selective annotation that lets model and data co-evolve",
-    pipeline=Pipeline(
-        id="info_coevolution",
-        package="stages.papers.info_coevolution",
-        params_section="info_coevolution",
-        params_model="stages.papers.info_coevolution.params:InfoCoevolutionParams",
-        steps=STEPS,
-    ),
+    pipeline=Pipeline.of_paper("info_coevolution", "InfoCoevolutionParams", STEPS),
     benchmarks="stages.papers.info_coevolution.benchmarks:run_annotation_benchmarks",
 )

@@ -78,12 +78,6 @@ STEPS = (
 PAPER = Paper(
     id="mrmc",
     title="MRMC: core-set selection by Maximum Reduction as Maximum Contribution",
-    pipeline=Pipeline(
-        id="mrmc",
-        package="stages.papers.mrmc",
-        params_section="mrmc",
-        params_model="stages.papers.mrmc.params:MRMCParams",
-        steps=STEPS,
-    ),
+    pipeline=Pipeline.of_paper("mrmc", "MRMCParams", STEPS),
     commands=("stages.methods.selection.commands",),
 )

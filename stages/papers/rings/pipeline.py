@@ -106,13 +106,7 @@ STEPS = (
 PAPER = Paper(
     id="rings",
     title="RINGS: auditing graph-learning datasets by perturbing their structure and feature modes",
-    pipeline=Pipeline(
-        id="rings",
-        package="stages.papers.rings",
-        params_section="rings",
-        params_model="stages.papers.rings.params:RingsParams",
-        steps=STEPS,
-    ),
+    pipeline=Pipeline.of_paper("rings", "RingsParams", STEPS),
     benchmarks="stages.papers.rings.benchmarks:run_graph_benchmarks",
     commands=("stages.methods.graphs.commands",),
 )
