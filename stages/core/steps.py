@@ -47,10 +47,6 @@ class Catalog:
         """`{role: path}` for artefacts used under their own name, and `role=artefact` for renamed ones."""
         return {name: self[name] for name in names} | {role: self[name] for role, name in renamed.items()}
 
-    def paths(self) -> dict[str, str]:
-        """Every artefact's path by name."""
-        return dict(self._paths)
-
 
 @dataclass(frozen=True)
 class Plot:

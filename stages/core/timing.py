@@ -45,13 +45,3 @@ def interleaved_seconds(
             functions[names[index]]()
             seconds[names[index]].append(time.perf_counter() - started)
     return seconds
-
-
-def interleaved_medians(
-    functions: Mapping[str, Callable[[], Any]], repeats: int = 3, seed: int = 0, warmup: bool = True
-) -> dict[str, float]:
-    """Median seconds per function, measured by :func:`interleaved_seconds`."""
-    return {
-        name: statistics.median(times)
-        for name, times in interleaved_seconds(functions, repeats, seed, warmup).items()
-    }
