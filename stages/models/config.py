@@ -13,6 +13,8 @@ from pydantic import Field
 from stages.core.params import StrictModel
 
 GnnKind = Literal["gin", "gcn"]
+Architecture = Literal["mlp", "cnn"]
+Augment = Literal["none", "flip_crop"]
 
 
 class TrainConfig(StrictModel):
@@ -22,7 +24,21 @@ class TrainConfig(StrictModel):
     batch_size: int = Field(128, ge=1)
     learning_rate: float = Field(1e-3, gt=0)
     weight_decay: float = Field(0.0, ge=0)
-    hidden: tuple[int, ...] = (256, 128)
+    hidden: tuple[int, ...] = Field(
+        (256, 128), description="dense hidden widths (after the convolutions for cnn)"
+    )
+    architecture: Architecture = Field(
+        "mlp", description="mlp: standardised features; cnn: image rows in [0, 1]"
+    )
+    channels: tuple[int, ...] = Field(
+        (16, 32), description="cnn: 3×3 convolution widths, each followed by pooling"
+    )
+    image_shape: tuple[int, ...] | None = Field(
+        None, description="(H, W) or (C, H, W) of image rows (cnn, flip_crop); None: a square grey image"
+    )
+    augment: Augment = Field("none", description="flip_crop: random crop of a padded image + horizontal flip")
+    crop_padding: int = Field(2, ge=0, description="flip_crop: pixels of zero padding (= the largest shift)")
+    flip: bool = Field(True, description="flip_crop: random horizontal flips (false for digits)")
 
 
 class GnnConfig(StrictModel):

@@ -15,11 +15,11 @@ import torch
 
 from stages.core.schema import ColumnSpec, TableSchema
 from stages.models.training import (
-    Standardizer,
     TrainConfig,
     TrainingTrace,
     build_model,
     embed,
+    fit_scaler,
     train_classifier,
 )
 
@@ -55,7 +55,7 @@ def compute_trace(
 ) -> TraceResult:
     """Train a fresh classifier on the pool for `config.epochs`, logging per-sample statistics."""
     started = time.perf_counter()
-    inputs = Standardizer.fit(features)(features)
+    inputs = fit_scaler(features, config)(features)
     model = build_model(inputs.shape[1], n_classes, config, seed)
     trace = train_classifier(
         model, inputs, torch.from_numpy(labels), config, seed, record_trace=True, desc=desc
