@@ -70,7 +70,7 @@ def test_pipeline_with_your_tu_dataset_runs_end_to_end_and_deterministically(wor
     assert runs.height == 3 * 8 * 3 * 2  # datasets × modes × seeds × (GNN, baseline)
     assert set(runs["dataset"]) == {"tu", "structure_control", "feature_control"}
     separability = pl.read_parquet(root / "separability.parquet")
-    assert separability.height == 3 * 2 * 7 * 2  # datasets × models × pairs against original × tests
+    assert separability.height == 3 * 2 * 28 * 2  # datasets × models × all 28 mode pairs × tests
     report = (root / "report.md").read_text()
     assert "## Ranking and recommendations" in report and "**tu**" in report
     for figure in ("scores", "p_values", "complementarity"):

@@ -128,14 +128,16 @@ def score_table(means: dict[str, float], seeds: int = 12, spread: float = 0.01) 
 
 def test_compare_modes_applies_bonferroni_over_the_pairs():
     scores = score_table({"original": 0.9, "empty_graph": 0.5, "empty_features": 0.9})
-    results = compare_modes(scores, SeparabilityConfig(permutations=5000), seed=0)
+    config = SeparabilityConfig(permutations=5000, pairs="against_original")
+    results = compare_modes(scores, config, seed=0)
     assert set(results["hypotheses"]) == {2}
     assert (results["p_adjusted"] == (results["p_value"] * 2).clip(upper_bound=1.0)).all()
     pairs = separable_pairs(results)
     assert pairs.filter(pl.col("mode_b") == "empty_graph")["separable"].item()
     assert not pairs.filter(pl.col("mode_b") == "empty_features")["separable"].item()
-    every = compare_modes(scores, SeparabilityConfig(permutations=500, pairs="all"), seed=0)
+    every = compare_modes(scores, SeparabilityConfig(permutations=500), seed=0)  # the default: all pairs
     assert set(every["hypotheses"]) == {3}
+    assert len(every) == 3 * 2
 
 
 def test_too_few_seeds_can_never_be_separable():

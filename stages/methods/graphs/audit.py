@@ -51,7 +51,7 @@ def score(labels: np.ndarray, probabilities: np.ndarray) -> dict[str, float]:
 def run_one(dataset: str, folder: str, mode: str, seed: int, config: AuditConfig) -> list[dict[str, Any]]:
     """Train the GNN and the structure-blind baseline on one perturbed dataset and score them on its test split."""
     graphs = load_pyg(folder)
-    shape = dataset_shape(graphs, config.geometric_dim)
+    shape = dataset_shape(graphs, config.geometric_dim, config.random_graph_semantics)
     perturbed = perturb(graphs, mode, seed, shape)
     labels = np.asarray([int(graph.y) for graph in graphs])
     n_classes = int(labels.max()) + 1

@@ -5,6 +5,10 @@ Per connected component of k nodes: D_X = Euclidean distances between node featu
 as is when all zero); score = ‖D_X − D_G‖₁ / (k² − k) (0 for a single node).
 A graph's score is the size-weighted mean over its components; a dataset's is the mean over its graphs.
 0 means the features redraw the graph's geometry; values near 1 mean the two modes say different things.
+
+A graph without edges (`GraphMetricConfig.edgeless`): `whole_graph` (default, the official code) lifts it as
+one space with D_G = 0, so its score is the mean normalised feature distance (the graph says nothing the
+features do not contradict); `components` takes each isolated node as a component, which scores 0.
 """
 
 from __future__ import annotations
@@ -60,6 +64,8 @@ def graph_complementarity(features: np.ndarray, edges: np.ndarray, metric: Graph
     n = len(features)
     if n == 0:
         raise ValueError("a graph without nodes has no complementarity")
+    if len(edges) == 0 and metric.edgeless == "whole_graph":
+        return _edgeless_complementarity(features)
     total = 0.0
     for nodes, graph_distances in component_graph_distances(n, edges, metric):
         size = len(nodes)
@@ -69,6 +75,12 @@ def graph_complementarity(features: np.ndarray, edges: np.ndarray, metric: Graph
         difference = np.abs(feature_distances - _normalised(graph_distances)).sum()
         total += size * difference / (size * size - size)
     return total / n
+
+
+def _edgeless_complementarity(features: np.ndarray) -> float:
+    """‖D_X / max D_X − 0‖₁ / (n² − n) of an edgeless graph lifted whole (0 for one node)."""
+    n = len(features)
+    return float(_normalised(cdist(features, features)).sum() / (n * n - n)) if n > 1 else 0.0
 
 
 def dataset_complementarity(
@@ -91,7 +103,7 @@ def complementarity_results(datasets: Mapping[str, Path], config: AuditConfig, s
     rows = []
     for name, folder in datasets.items():
         graphs = load_pyg(folder)
-        shape = dataset_shape(graphs, config.geometric_dim)
+        shape = dataset_shape(graphs, config.geometric_dim, config.random_graph_semantics)
         for mode in config.complementarity_modes:
             started = time.perf_counter()
             values = dataset_complementarity(

@@ -20,17 +20,38 @@ class SeparabilityConfig(StrictModel):
 
     permutations: int = Field(10_000, ge=100)
     alpha: float = Field(0.01, gt=0, lt=1)
-    pairs: Literal["against_original", "all"] = Field(
-        "against_original", description="test original vs each perturbation, or every pair of modes"
+    pairs: Literal["all", "against_original"] = Field(
+        "all",
+        description=(
+            "every pair of modes, Bonferroni over all of them (the paper and the official code), or only the "
+            "original vs each perturbation"
+        ),
     )
 
 
 class GraphMetricConfig(StrictModel):
     """Which distance between the nodes of a graph the complementarity compares the features with."""
 
-    metric: Literal["shortest_path", "resistance", "heat", "diffusion"] = "shortest_path"
-    heat_time: float = Field(1.0, gt=0, description="t of the heat kernel exp(−tL)")
-    diffusion_steps: int = Field(2, ge=1, description="random-walk steps of the diffusion distance")
+    metric: Literal["shortest_path", "resistance", "heat", "diffusion", "rings_heat", "rings_diffusion"] = (
+        Field(
+            "shortest_path",
+            description=(
+                "heat / diffusion: the textbook heat-kernel and random-walk diffusion distances; rings_heat / "
+                "rings_diffusion: the official aidos-lab/rings definitions (normalised Laplacian spectrum)"
+            ),
+        )
+    )
+    heat_time: float = Field(1.0, gt=0, description="t of heat (exp(−tL)) and rings_heat (exp(−tλ))")
+    diffusion_steps: int = Field(
+        2, ge=1, description="s: random-walk steps of diffusion, the power λ^s of rings_diffusion"
+    )
+    edgeless: Literal["whole_graph", "components"] = Field(
+        "whole_graph",
+        description=(
+            "a graph without edges: whole_graph lifts it as one space with D_G = 0 (the official code), "
+            "components scores each isolated node 0"
+        ),
+    )
 
 
 COMPLEMENTARITY_MODES = ("original", "random_features", "geometric_features")
@@ -41,7 +62,7 @@ class AuditConfig(StrictModel):
 
     modes: list[str] = Field(default_factory=lambda: list(DEFAULT_MODES), min_length=2)
     seeds: list[int] = Field(
-        default_factory=lambda: list(range(12)),
+        default_factory=lambda: list(range(14)),
         min_length=2,
         description="runs per mode; pairs for the tests",
     )
@@ -54,6 +75,13 @@ class AuditConfig(StrictModel):
         default_factory=lambda: list(COMPLEMENTARITY_MODES), min_length=1
     )
     geometric_dim: int = Field(4, ge=1, description="width of geometric_features (MDS of hop distances)")
+    random_graph_semantics: Literal["paper", "official"] = Field(
+        "paper",
+        description=(
+            "random_graph / random_connected_graph: paper = as many undirected edges as the graph has (m); "
+            "official = edge_index.size(1) = 2m edges drawn and stored directed, as aidos-lab/rings does"
+        ),
+    )
     graph_metric: GraphMetricConfig = GraphMetricConfig()
     workers: int = Field(2, ge=1, description="processes training runs in parallel")
 

@@ -4,7 +4,12 @@ Distances within a connected component (`component_distances`):
 - `shortest_path`: hops;
 - `resistance`: effective resistance, R_ij = L⁺_ii + L⁺_jj − 2 L⁺_ij (L⁺ the Laplacian's pseudo-inverse);
 - `heat`: heat-kernel distance, √(H_ii + H_jj − 2 H_ij) with H = exp(−t L);
-- `diffusion`: diffusion distance after s random-walk steps, √(Σ_k (P^s_ik − P^s_jk)² / π_k), π ∝ degree.
+- `diffusion`: diffusion distance after s random-walk steps, √(Σ_k (P^s_ik − P^s_jk)² / π_k), π ∝ degree;
+- `rings_heat`, `rings_diffusion`: the official aidos-lab/rings (68a58a4) definitions, on the spectrum
+  L = V diag(λ) Vᵀ of the symmetric normalised Laplacian I − D^(−1/2) A D^(−1/2): Euclidean distances
+  between the rows of V diag(exp(−tλ)) (heat, t = `heat_time`) or of V diag(λ^s) (diffusion,
+  s = `diffusion_steps`). rings_heat is the heat-kernel distance of exp(−2tL) of the normalised Laplacian;
+  rings_diffusion weighs high frequencies up (λ^s, not (1 − λ)^s), so it is not a random-walk diffusion.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components, shortest_path
+from scipy.spatial.distance import cdist
 
 from stages.methods.graphs.config import GraphMetricConfig
 
@@ -53,6 +59,8 @@ def component_distances(adjacency_matrix: np.ndarray, config: GraphMetricConfig)
     if config.metric == "shortest_path":
         return shortest_path(adjacency_matrix, method="D", unweighted=True, directed=False)
     degrees = adjacency_matrix.sum(axis=1)
+    if config.metric in ("rings_heat", "rings_diffusion"):
+        return _rings_spectral_distances(adjacency_matrix, degrees, config)
     if config.metric == "diffusion":
         steps = np.linalg.matrix_power(adjacency_matrix / degrees[:, None], config.diffusion_steps)
         scaled = steps / np.sqrt(degrees / degrees.sum())[None, :]
@@ -70,3 +78,18 @@ def _gram_distances(gram: np.ndarray) -> np.ndarray:
     distances = np.clip(diagonal[:, None] + diagonal[None, :] - 2 * gram, 0.0, None)
     np.fill_diagonal(distances, 0.0)
     return distances
+
+
+def _rings_spectral_distances(
+    adjacency_matrix: np.ndarray, degrees: np.ndarray, config: GraphMetricConfig
+) -> np.ndarray:
+    """The official RINGS heat / diffusion distances (connected component, every degree > 0)."""
+    scale = 1.0 / np.sqrt(degrees)
+    laplacian = np.eye(len(degrees)) - scale[:, None] * adjacency_matrix * scale[None, :]
+    values, vectors = np.linalg.eigh(laplacian)
+    if config.metric == "rings_heat":
+        weights = np.exp(-config.heat_time * values)
+    else:
+        weights = np.power(values, config.diffusion_steps)
+    embedded = vectors * weights[None, :]
+    return cdist(embedded, embedded)

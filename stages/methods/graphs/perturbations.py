@@ -15,6 +15,16 @@ generator it is given, so a (dataset, mode, seed) triple always yields the same 
 | complete_graph | kept | every pair joined |
 | random_graph | kept | G(n, m) with the graph's edge count m |
 | random_connected_graph | kept | random tree + random edges up to max(m, n − 1) |
+
+Structure perturbations drop `edge_attr` (the new edges have none). Random graphs use O(n + m) memory: pairs
+are drawn as indices into the n(n − 1)/2 node pairs and decoded, never materialising all pairs.
+
+`DatasetShape.random_graph_semantics` picks what "the same number of edges" means:
+- `paper` (default): m undirected edges, m the graph's undirected edge count, stored in both directions;
+- `official` (aidos-lab/rings 68a58a4): `edge_index.size(1)` = 2m edges — random_graph draws 2m ordered pairs
+  uniformly with replacement (self-loops redrawn), random_connected_graph a recursive tree plus distinct
+  pairs up to max(2m, n − 1) — stored one direction each, as the official transforms leave them. Capped at the
+  n(n − 1)/2 pairs there are (the official loop never ends beyond that).
 """
 
 from __future__ import annotations
@@ -41,6 +51,7 @@ class DatasetShape:
     max_nodes: int
     feature_dim: int
     geometric_dim: int = 4
+    random_graph_semantics: Literal["paper", "official"] = "paper"
 
 
 Transform = Callable[["Data", np.random.Generator, DatasetShape], "Data"]
@@ -76,7 +87,11 @@ def undirected_edges(graph: Data) -> np.ndarray:
     return np.unique(pairs, axis=0) if len(pairs) else pairs.reshape(0, 2)
 
 
-def _with(graph: Data, x=None, pairs: np.ndarray | None = None) -> Data:
+def _with(graph: Data, x=None, pairs: np.ndarray | None = None, directed: bool = False) -> Data:
+    """A copy with new features and/or new edges; new edges drop `edge_attr` (it described the old ones).
+
+    `pairs` are undirected (stored in both directions) unless `directed`, then stored as given.
+    """
     import torch
 
     result = graph.clone()
@@ -84,8 +99,10 @@ def _with(graph: Data, x=None, pairs: np.ndarray | None = None) -> Data:
         result.x = torch.as_tensor(np.ascontiguousarray(x), dtype=torch.float32)
     if pairs is not None:
         pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
-        both = np.concatenate([pairs, pairs[:, ::-1]]).T
+        both = pairs.T if directed else np.concatenate([pairs, pairs[:, ::-1]]).T
         result.edge_index = torch.from_numpy(np.ascontiguousarray(both))
+        if "edge_attr" in result:
+            del result.edge_attr
     return result
 
 
@@ -132,49 +149,105 @@ def empty_graph(graph: Data, rng: np.random.Generator, shape: DatasetShape) -> D
 
 @_register("complete_graph")
 def complete_graph(graph: Data, rng: np.random.Generator, shape: DatasetShape) -> Data:
-    low, high = np.triu_indices(graph.num_nodes, k=1)
+    low, high = np.triu_indices(graph.num_nodes, k=1)  # the output itself has n(n − 1)/2 edges
     return _with(graph, pairs=np.stack([low, high], axis=1))
 
 
-@_register("random_graph")
-def random_graph(graph: Data, rng: np.random.Generator, shape: DatasetShape) -> Data:
-    n = graph.num_nodes
-    low, high = np.triu_indices(n, k=1)
-    chosen = rng.choice(len(low), size=min(len(undirected_edges(graph)), len(low)), replace=False)
-    return _with(graph, pairs=np.stack([low[np.sort(chosen)], high[np.sort(chosen)]], axis=1))
+def pair_count(n: int) -> int:
+    """How many unordered node pairs n nodes have."""
+    return n * (n - 1) // 2
 
 
-@_register("random_connected_graph")
-def random_connected_graph(graph: Data, rng: np.random.Generator, shape: DatasetShape) -> Data:
-    n = graph.num_nodes
-    order = rng.permutation(n)
-    parents = [order[rng.integers(0, position)] for position in range(1, n)]
-    tree = (
-        np.sort(np.stack([order[1:], np.asarray(parents, dtype=np.int64)], axis=1), axis=1) if n > 1 else None
-    )
-    low, high = np.triu_indices(n, k=1)
-    target = min(max(len(undirected_edges(graph)), n - 1), len(low))
-    if tree is None:
-        return _with(graph, pairs=np.zeros((0, 2), np.int64))
-    in_tree = np.zeros(len(low), bool)
-    in_tree[_pair_index(tree, n)] = True
-    extra = rng.choice(np.flatnonzero(~in_tree), size=target - len(tree), replace=False)
-    pairs = np.concatenate([tree, np.stack([low[extra], high[extra]], axis=1)])
-    return _with(graph, pairs=pairs)
-
-
-def _pair_index(pairs: np.ndarray, n: int) -> np.ndarray:
+def pair_index(pairs: np.ndarray, n: int) -> np.ndarray:
     """Position of (low, high) pairs in `np.triu_indices(n, 1)` order."""
     low, high = pairs[:, 0], pairs[:, 1]
     return low * n - low * (low + 1) // 2 + (high - low - 1)
 
 
-def dataset_shape(graphs: list[Data], geometric_dim: int = 4) -> DatasetShape:
-    """Largest graph and feature width of a dataset."""
+def index_pairs(indices: np.ndarray, n: int) -> np.ndarray:
+    """Inverse of `pair_index`: (low, high) rows of positions in `np.triu_indices(n, 1)` order, O(len) memory."""
+    indices = np.asarray(indices, dtype=np.int64)
+    # row i starts at offset(i) = i(2n − i − 1)/2; solve offset(i) ≤ t for the largest i, then fix rounding
+    low = np.floor((2 * n - 1 - np.sqrt((2.0 * n - 1) ** 2 - 8.0 * indices)) / 2).astype(np.int64)
+    low = np.clip(low, 0, max(n - 2, 0))
+
+    def offset(row: np.ndarray) -> np.ndarray:
+        return row * (2 * n - row - 1) // 2
+
+    low -= offset(low) > indices
+    low += offset(low + 1) <= indices
+    return np.stack([low, indices - offset(low) + low + 1], axis=1)
+
+
+def _edge_target(graph: Data, semantics: str) -> int:
+    """The edge count random graphs keep: m undirected (paper) or edge_index.size(1) (official)."""
+    return int(graph.edge_index.shape[1]) if semantics == "official" else len(undirected_edges(graph))
+
+
+@_register("random_graph")
+def random_graph(graph: Data, rng: np.random.Generator, shape: DatasetShape) -> Data:
+    n = graph.num_nodes
+    target = _edge_target(graph, shape.random_graph_semantics)
+    if shape.random_graph_semantics == "official":
+        return _with(graph, pairs=_official_random_pairs(n, target, rng), directed=True)
+    chosen = rng.choice(pair_count(n), size=min(target, pair_count(n)), replace=False)
+    return _with(graph, pairs=index_pairs(np.sort(chosen), n))
+
+
+def _official_random_pairs(n: int, count: int, rng: np.random.Generator) -> np.ndarray:
+    """`count` ordered pairs uniform with replacement, self-loops' targets redrawn (as aidos-lab/rings)."""
+    if n < 2:
+        return np.zeros((0, 2), np.int64)
+    source, target = rng.integers(0, n, count), rng.integers(0, n, count)
+    while (loops := source == target).any():
+        target[loops] = rng.integers(0, n, int(loops.sum()))
+    return np.stack([source, target], axis=1)
+
+
+def _random_tree(n: int, rng: np.random.Generator, shape: DatasetShape) -> np.ndarray:
+    """A random recursive tree: each node joins a uniform earlier one.
+
+    paper: in a random node order, rows (low, high); official: in node-id order, node i joins one of 0..i−1,
+    rows (i, parent) as the official transform stores them.
+    """
+    if shape.random_graph_semantics == "official":
+        children = np.arange(1, n)
+        return np.stack([children, rng.integers(0, children)], axis=1)
+    order = rng.permutation(n)
+    parents = [order[rng.integers(0, position)] for position in range(1, n)]
+    return np.sort(np.stack([order[1:], np.asarray(parents, dtype=np.int64)], axis=1), axis=1)
+
+
+@_register("random_connected_graph")
+def random_connected_graph(graph: Data, rng: np.random.Generator, shape: DatasetShape) -> Data:
+    n = graph.num_nodes
+    if n < 2:
+        return _with(graph, pairs=np.zeros((0, 2), np.int64))
+    tree = _random_tree(n, rng, shape)
+    target = min(max(_edge_target(graph, shape.random_graph_semantics), n - 1), pair_count(n))
+    taken = np.sort(pair_index(np.sort(tree, axis=1), n))
+    ranks = rng.choice(pair_count(n) - len(taken), size=target - len(tree), replace=False)
+    extra = index_pairs(_skip_taken(ranks, taken), n)
+    return _with(
+        graph, pairs=np.concatenate([tree, extra]), directed=shape.random_graph_semantics == "official"
+    )
+
+
+def _skip_taken(ranks: np.ndarray, taken: np.ndarray) -> np.ndarray:
+    """The `ranks`-th integers not in the sorted distinct array `taken` (`np.flatnonzero(~mask)[ranks]`)."""
+    ranks = np.asarray(ranks, dtype=np.int64)
+    return ranks + np.searchsorted(taken - np.arange(len(taken)), ranks, side="right")
+
+
+def dataset_shape(
+    graphs: list[Data], geometric_dim: int = 4, random_graph_semantics: Literal["paper", "official"] = "paper"
+) -> DatasetShape:
+    """Largest graph and feature width of a dataset, and the options of the transforms that need them."""
     return DatasetShape(
         max_nodes=max(graph.num_nodes for graph in graphs),
         feature_dim=int(graphs[0].x.shape[1]),
         geometric_dim=geometric_dim,
+        random_graph_semantics=random_graph_semantics,
     )
 
 

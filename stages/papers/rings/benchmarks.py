@@ -1,168 +1,233 @@
-"""RINGS benchmarks (`icml25 bench rings`), each measured side by side with a reference in one run.
+"""RINGS benchmarks (`icml25 bench rings`): this project's functions against the official RINGS code, one run.
 
-- Separability of one mode pair with 10,000 permutations: the vectorised KS and Wilcoxon permutation tests
-  against the per-permutation loop of the reference implementation (scipy `ks_2samp` / `wilcoxon` called once
-  per permutation), on the pipeline's B3DB GNN scores (original vs empty_graph) when they exist.
-- Complementarity over all 7,805 parsable B3DB molecules: this project's scipy/csgraph version against a
-  networkx lifting (all-pairs shortest paths per connected component, as the reference implementation does).
+The official side is the `rings` package of the PyPI sdist `rings-evaluation==0.1.0` when it can be imported,
+else a re-run of its algorithm (`official_rerun.py`, aidos-lab/rings 68a58a4); `source` in the JSON says which.
+Every contender gets the same inputs, one thread (torch and BLAS pinned), a warm-up, then `repeats` rounds in a
+seeded random order (`stages.core.timing.interleaved_seconds`); the median seconds and the ratio official /
+ours are reported with the outputs' largest difference.
+
+- complementarity of all 7,805 parsable B3DB molecules (original features, shortest paths): the official
+  `ComplementarityFunctor` vs `dataset_complementarity`;
+- one mode pair, both permutation tests with 10,000 permutations (B3DB GNN AUROC, original vs empty_graph
+  from the pipeline when it has run): `KSComparator` / `WilcoxonComparator` vs the vectorised tests, and the
+  decisions of both on all 28 pairs of that table after Bonferroni;
+- `RandomGraph()` vs `random_graph` under `random_graph_semantics: official` (same edge counts) on B3DB.
 """
 
 from __future__ import annotations
 
+import statistics
+from collections.abc import Callable
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
-import networkx as nx
 import numpy as np
 import polars as pl
-from scipy.spatial.distance import cdist
-from scipy.stats import ks_2samp, wilcoxon
 
 from stages.core.io import write_json
 from stages.core.metrics import new_figure, save_figure
-from stages.core.timing import median_seconds
+from stages.core.timing import interleaved_seconds
 from stages.datasets.graphs.molecules import load_b3db
-from stages.datasets.graphs.table import graph_arrays
-from stages.methods.graphs.complementarity import graph_complementarity
-from stages.methods.graphs.separability import ks_permutation_test, wilcoxon_permutation_test
+from stages.datasets.graphs.table import to_pyg
+from stages.methods.graphs.complementarity import dataset_complementarity
+from stages.methods.graphs.config import SeparabilityConfig
+from stages.methods.graphs.perturbations import dataset_shape, perturb, undirected_edges
+from stages.methods.graphs.separability import (
+    compare_modes,
+    ks_permutation_test,
+    mode_pairs,
+    wilcoxon_permutation_test,
+)
+from stages.papers.rings.official_rerun import OfficialFunctions, official_functions
 
 RESULTS_DIR = Path("reports/benchmarks")
 RUNS = Path("data/rings/runs.parquet")
+PERMUTATIONS = 10_000
+ALPHA = 0.01
 
 
-def pair_scores(root: Path) -> tuple[np.ndarray, np.ndarray, str]:
-    """B3DB GNN scores of original and empty_graph from the pipeline, or 12 synthetic pairs when absent."""
-    path = root / RUNS
-    if path.is_file():
-        runs = pl.read_parquet(path).filter((pl.col("dataset") == "b3db") & (pl.col("model") == "gnn"))
-        pick = {
-            mode: runs.filter(pl.col("mode") == mode).sort("seed")["auroc"].to_numpy()
-            for mode in ("original", "empty_graph")
-        }
-        if all(len(values) for values in pick.values()):
-            return pick["original"], pick["empty_graph"], "b3db GNN AUROC, original vs empty_graph"
-    rng = np.random.default_rng(0)
-    first = rng.normal(0.88, 0.025, 12)
-    return (
-        first,
-        first - rng.normal(0.02, 0.02, 12),
-        "synthetic (run `dvc repro rings-train` for B3DB scores)",
-    )
+@contextmanager
+def one_thread():
+    """torch and BLAS on one thread while timing (the ratios then compare algorithms, not thread pools)."""
+    import torch
+    from threadpoolctl import threadpool_limits
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with threadpool_limits(1):
+            yield
+    finally:
+        torch.set_num_threads(threads)
 
 
-def reference_ks(first: np.ndarray, second: np.ndarray, permutations: int, seed: int) -> float:
-    """KS permutation p-value with one scipy call per permutation."""
-    rng = np.random.default_rng(seed)
-    pooled, size = np.concatenate([first, second]), len(first)
-    observed = ks_2samp(first, second).statistic
-    hits = 0
-    for _ in range(permutations):
-        shuffled = rng.permutation(pooled)
-        hits += ks_2samp(shuffled[:size], shuffled[size:]).statistic >= observed - 1e-12
-    return hits / permutations
+def timed(functions: dict[str, Callable[[], Any]], repeats: int) -> tuple[dict[str, float], dict[str, Any]]:
+    """Median seconds per function (interleaved, warm-up excluded) and each function's last output."""
+    outputs: dict[str, Any] = {}
+
+    def keeping(name: str, function: Callable[[], Any]) -> Callable[[], None]:
+        def call() -> None:
+            outputs[name] = function()
+
+        return call
+
+    seconds = interleaved_seconds({name: keeping(name, f) for name, f in functions.items()}, repeats)
+    return {name: statistics.median(values) for name, values in seconds.items()}, outputs
 
 
-def reference_wilcoxon(first: np.ndarray, second: np.ndarray, permutations: int, seed: int) -> float:
-    """Sign-swap Wilcoxon p-value with one scipy call per permutation (statistic T+ from scipy)."""
-    rng = np.random.default_rng(seed)
-    differences = first - second
-    observed = wilcoxon(differences, alternative="greater").statistic
-    centre = len(differences) * (len(differences) + 1) / 4
-    hits = 0
-    for _ in range(permutations):
-        signs = np.where(rng.integers(0, 2, len(differences)) == 1, 1.0, -1.0)
-        statistic = wilcoxon(differences * signs, alternative="greater").statistic
-        hits += abs(statistic - centre) >= abs(observed - centre) - 1e-12
-    return hits / permutations
-
-
-def bench_separability(root: Path, permutations: int = 10_000, repeats: int = 5) -> dict:
-    """One mode pair, both tests: vectorised (median of `repeats`) vs the per-permutation loop (once)."""
-    first, second, source = pair_scores(root)
-    ks_seconds, ks = median_seconds(lambda: ks_permutation_test(first, second, permutations, 0), repeats)
-    wx_seconds, wx = median_seconds(
-        lambda: wilcoxon_permutation_test(first, second, permutations, 0), repeats
-    )
-    ref_ks_seconds, ref_ks = median_seconds(lambda: reference_ks(first, second, permutations, 0), 1)
-    ref_wx_seconds, ref_wx = median_seconds(lambda: reference_wilcoxon(first, second, permutations, 0), 1)
+def ratio_entry(seconds: dict[str, float]) -> dict[str, float]:
+    """Median seconds of both and how many times faster this project is."""
     return {
-        "scores": source,
-        "seeds": len(first),
-        "permutations": permutations,
-        "ks": {"vectorised_s": round(ks_seconds, 4), "reference_loop_s": round(ref_ks_seconds, 3),
-               "p_vectorised": ks.p_value, "p_reference": ref_ks},
-        "wilcoxon": {"vectorised_s": round(wx_seconds, 4), "reference_loop_s": round(ref_wx_seconds, 3),
-                     "p_vectorised": wx.p_value, "p_reference": ref_wx},
-    }  # fmt: skip
-
-
-def networkx_complementarity(features: np.ndarray, edges: np.ndarray) -> float:
-    """Reference: the same score with networkx shortest paths per connected component."""
-    graph = nx.empty_graph(len(features))
-    graph.add_edges_from(edges.tolist())
-    total = 0.0
-    for component in nx.connected_components(graph):
-        nodes = sorted(component)
-        size = len(nodes)
-        if size < 2:
-            continue
-        lengths = dict(nx.all_pairs_shortest_path_length(graph.subgraph(nodes)))
-        hops = np.array([[lengths[a][b] for b in nodes] for a in nodes], dtype=np.float64)
-        distances = cdist(features[nodes], features[nodes])
-        hops, distances = (m / m.max() if m.max() > 0 else m for m in (hops, distances))
-        total += size * np.abs(distances - hops).sum() / (size * size - size)
-    return total / len(features)
-
-
-def bench_complementarity() -> dict:
-    """Complementarity of every parsable B3DB molecule with original features, both implementations."""
-    _, features, edges = graph_arrays(load_b3db(None, seed=0).tables)
-    graphs = [(x.astype(np.float64), pairs) for x, pairs in zip(features, edges, strict=True)]
-    ours_s, ours = median_seconds(lambda: np.array([graph_complementarity(x, e) for x, e in graphs]), 1)
-    ref_s, reference = median_seconds(
-        lambda: np.array([networkx_complementarity(x, e) for x, e in graphs]), 1
-    )
-    return {
-        "graphs": len(graphs),
-        "scipy_s": round(ours_s, 3),
-        "networkx_reference_s": round(ref_s, 3),
-        "mean_complementarity": round(float(ours.mean()), 5),
-        "max_abs_difference_vs_reference": float(np.abs(ours - reference).max()),
+        "ours_s": round(seconds["ours"], 4),
+        "official_s": round(seconds["official"], 4),
+        "speedup": round(seconds["official"] / seconds["ours"], 2),
     }
 
 
+def bench_complementarity(graphs: list, official: OfficialFunctions, repeats: int = 3) -> dict:
+    """Complementarity of every graph, both implementations, and where they differ."""
+    seconds, out = timed(
+        {
+            "ours": lambda: dataset_complementarity(graphs),
+            "official": lambda: official.complementarity(graphs),
+        },
+        repeats,
+    )
+    difference = np.abs(np.asarray(out["ours"], np.float64) - np.asarray(out["official"], np.float64))
+    edgeless = np.array([graph.num_nodes > 1 and len(undirected_edges(graph)) == 0 for graph in graphs])
+    return {
+        "graphs": len(graphs),
+        **ratio_entry(seconds),
+        "mean_complementarity": round(float(np.mean(out["ours"])), 6),
+        "max_abs_difference": float(difference.max()),
+        "graphs_differing_over_1e-9": int((difference > 1e-9).sum()),
+        "edgeless_graphs": int(edgeless.sum()),
+    }
+
+
+def run_scores(root: Path) -> tuple[pl.DataFrame, str]:
+    """B3DB GNN scores per mode and seed from the pipeline, or a synthetic 8-mode table when it has not run."""
+    path = root / RUNS
+    if path.is_file():
+        runs = pl.read_parquet(path).filter((pl.col("dataset") == "b3db") & (pl.col("model") == "gnn"))
+        if runs.height and {"original", "empty_graph"} <= set(runs["mode"]):
+            return runs.select("mode", "seed", pl.col("auroc").alias("score")), "b3db GNN AUROC (rings-train)"
+    rng = np.random.default_rng(0)
+    means = dict(original=0.88, empty_graph=0.86, empty_features=0.74, random_features=0.52)
+    rows = [
+        {"mode": mode, "seed": seed, "score": mean + 0.02 * rng.standard_normal()}
+        for mode, mean in means.items()
+        for seed in range(14)
+    ]
+    return pl.DataFrame(rows), "synthetic (run `dvc repro rings-train` for B3DB scores)"
+
+
+def _pair(scores: pl.DataFrame, mode: str) -> np.ndarray:
+    return scores.filter(pl.col("mode") == mode).sort("seed")["score"].to_numpy()
+
+
+def bench_separability(scores: pl.DataFrame, official: OfficialFunctions, repeats: int = 3) -> dict:
+    """original vs empty_graph, both tests: the official per-permutation loops vs the vectorised tests."""
+    first, second = _pair(scores, "original"), _pair(scores, "empty_graph")
+    results = {}
+    for name, ours, theirs in (
+        ("ks", ks_permutation_test, official.ks),
+        ("wilcoxon", wilcoxon_permutation_test, official.wilcoxon),
+    ):
+        seconds, out = timed(
+            {
+                "ours": lambda ours=ours: ours(first, second, PERMUTATIONS, 0),
+                "official": lambda theirs=theirs: theirs(first, second, PERMUTATIONS),
+            },
+            repeats,
+        )
+        results[name] = {
+            **ratio_entry(seconds),
+            "p_ours": out["ours"].p_value,
+            "p_official": float(out["official"]["pvalue"]),
+        }
+    return {"seeds": len(first), "permutations": PERMUTATIONS, **results}
+
+
+def pair_decisions(scores: pl.DataFrame, official: OfficialFunctions) -> dict:
+    """Both tests on every mode pair, Bonferroni over all pairs: do the two implementations decide alike?"""
+    modes = list(dict.fromkeys(scores["mode"].to_list()))
+    ours = compare_modes(scores, SeparabilityConfig(permutations=PERMUTATIONS, alpha=ALPHA, pairs="all"), 0)
+    pairs = mode_pairs(modes, "all")
+    disagreements = []
+    for first_mode, second_mode in pairs:
+        a, b = _pair(scores, first_mode), _pair(scores, second_mode)
+        for test, function in (("ks", official.ks), ("wilcoxon", official.wilcoxon)):
+            theirs = min(1.0, float(function(a, b, PERMUTATIONS)["pvalue"]) * len(pairs)) < ALPHA
+            mine = ours.filter(
+                (pl.col("mode_a") == first_mode)
+                & (pl.col("mode_b") == second_mode)
+                & (pl.col("test") == test)
+            )["significant"].item()
+            if mine != theirs:
+                disagreements.append(
+                    f"{first_mode} vs {second_mode} ({test}): ours {mine}, official {theirs}"
+                )
+    return {"pairs": len(pairs), "tests": 2 * len(pairs), "disagreements": disagreements}
+
+
+def bench_random_graph(graphs: list, official: OfficialFunctions, repeats: int = 3) -> dict:
+    """The official RandomGraph() vs random_graph with random_graph_semantics: official."""
+    shape = dataset_shape(graphs, random_graph_semantics="official")
+    seconds, out = timed(
+        {
+            "ours": lambda: perturb(graphs, "random_graph", 0, shape),
+            "official": lambda: official.random_graph(graphs),
+        },
+        repeats,
+    )
+    edges = {name: sum(int(graph.edge_index.shape[1]) for graph in out[name]) for name in out}
+    return {**ratio_entry(seconds), "edges_ours": edges["ours"], "edges_official": edges["official"]}
+
+
 def plot(results: dict, path: Path) -> None:
-    """Seconds of each benchmark: this project vs the reference (log scale)."""
+    """Median seconds, this project vs the official code, with the speed-up (log scale)."""
+    entries = {
+        f"complementarity\n{results['complementarity']['graphs']:,} B3DB graphs": results["complementarity"],
+        "KS, 10k perms": results["separability"]["ks"],
+        "Wilcoxon, 10k perms": results["separability"]["wilcoxon"],
+        "random graph\n(official semantics)": results["random_graph"],
+    }
     figure, panel = new_figure(7, 4)
-    separability, complementarity = results["separability"], results["complementarity"]
-    names = [
-        "KS 10k perms",
-        "Wilcoxon 10k perms",
-        f"complementarity\n{complementarity['graphs']:,} B3DB graphs",
-    ]
-    ours = [
-        separability["ks"]["vectorised_s"],
-        separability["wilcoxon"]["vectorised_s"],
-        complementarity["scipy_s"],
-    ]
-    reference = [separability["ks"]["reference_loop_s"], separability["wilcoxon"]["reference_loop_s"],
-                 complementarity["networkx_reference_s"]]  # fmt: skip
-    positions = np.arange(len(names))
-    panel.bar(positions - 0.2, ours, 0.4, label="this project (vectorised / scipy csgraph)")
-    panel.bar(positions + 0.2, reference, 0.4, label="reference (per-permutation loop / networkx)")
-    for position, (a, b) in enumerate(zip(ours, reference, strict=True)):
-        panel.annotate(f"{b / a:.0f}×", (position, max(a, b)), ha="center", va="bottom", fontsize=8)
+    positions = np.arange(len(entries))
+    ours = [entry["ours_s"] for entry in entries.values()]
+    theirs = [entry["official_s"] for entry in entries.values()]
+    panel.bar(positions - 0.2, ours, 0.4, label="this project")
+    panel.bar(positions + 0.2, theirs, 0.4, label=results["official_source"][:60])
+    for position, entry in enumerate(entries.values()):
+        top = max(entry["ours_s"], entry["official_s"])
+        panel.annotate(f"{entry['speedup']:g}×", (position, top), ha="center", va="bottom", fontsize=8)
     panel.set_yscale("log")
-    panel.set_xticks(positions, names, fontsize=8)
-    panel.set_ylabel("seconds (log)")
-    panel.set_title("RINGS audit building blocks, one run, 2 cores")
+    panel.set_xticks(positions, list(entries), fontsize=8)
+    panel.set_ylabel("median seconds (log), one thread")
+    panel.set_title("RINGS building blocks vs the official code, one run")
     panel.legend(fontsize=7)
     save_figure(figure, path)
 
 
-def run_graph_benchmarks(root: str | Path = ".") -> dict:
-    """Run both benchmarks and write reports/benchmarks/rings.{json,png}."""
+def run_graph_benchmarks(root: str | Path = ".", repeats: int = 3) -> dict:
+    """Run every benchmark and write reports/benchmarks/rings.{json,png}."""
     root = Path(root)
-    results = {"separability": bench_separability(root), "complementarity": bench_complementarity()}
+    official = official_functions()
+    graphs = to_pyg(load_b3db(None, seed=0).tables)
+    scores, source = run_scores(root)
+    with one_thread():
+        results = {
+            "official_source": official.source,
+            "threads": 1,
+            "repeats": repeats,
+            "scores": source,
+            "complementarity": bench_complementarity(graphs, official, repeats),
+            "separability": bench_separability(scores, official, repeats),
+            "all_pair_decisions": pair_decisions(scores, official),
+            "random_graph": bench_random_graph(graphs, official, repeats),
+        }
     write_json(results, root / RESULTS_DIR / "rings.json")
     plot(results, root / RESULTS_DIR / "rings.png")
     return results
