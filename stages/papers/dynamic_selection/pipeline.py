@@ -65,7 +65,6 @@ STEPS = (
         outs=DATA.pick("runs", "epochs", timings="train_timings"),
         params=(
             "common.seed",
-            "dynamic_selection.threads",
             "dynamic_selection.seeds",
             "dynamic_selection.noise_rates",
             "dynamic_selection.ratios",

@@ -1,11 +1,11 @@
 """Step `dynamic_selection-train`: every noise rate × seed × method × ratio, trained with the dynamic sampler.
 
 All methods of one (noise rate, seed) share the model initialisation; they run in an order shuffled per
-(noise rate, seed) (seeded), so that load drifting over the run does not always hit the same method last, with
-torch fixed to `threads` threads. Writes one row per run (final test accuracy, how often flipped and clean
-samples were trained on, what was suppressed), one row per epoch, and the wall-clock timings (kept apart so
-the data outputs are byte-identical across reruns), including each run's precompute seconds: the consistency
-step's time for the scores it reads (0 for methods that read none).
+(noise rate, seed) (seeded), so that load drifting over the run does not always hit the same method last
+(torch threads are fixed to `common.threads` in every stage). Writes one row per run (final test accuracy,
+how often flipped and clean samples were trained on, what was suppressed), one row per epoch, and the
+wall-clock timings (kept apart so the data outputs are byte-identical across reruns), including each run's
+precompute seconds: the consistency step's time for the scores it reads (0 for methods that read none).
 """
 
 from __future__ import annotations
@@ -186,23 +186,20 @@ def run(ctx: StepContext) -> None:
     plan = shuffled_plan(canonical, ctx.common.seed)
     runs, epochs, timings = [], [], []
     shared: RunContext | None = None
-    with fixed_threads(params.threads):
-        for rate, seed, label, ratio in progress(plan, desc="dynamic selection runs", leave=True):
-            if shared is None or (shared.rate, shared.seed) != (rate, seed):
-                shared = RunContext(
-                    params, data, rate, seed, semantic_scores(consistency, rate), ctx.common.seed
-                )
-            row, records = shared.train(label, ratio)
-            key = {"noise_rate": rate, "seed": seed, "method": label, "ratio": ratio}
-            runs.append(row)
-            epochs += epoch_rows(key, records)
-            timings.append(
-                timing_entry(key, records, precompute_seconds(params, label, rate, consistency_timings))
-            )
-            ctx.log(
-                f"noise {rate:.0%} seed {seed} {label:>32} @ {ratio:.2f}: acc {row['accuracy']:.4f}, "
-                f"{timings[-1]['total_seconds']:.2f}s, suppressed {row['n_suppressed']}"
-            )
+    for rate, seed, label, ratio in progress(plan, desc="dynamic selection runs", leave=True):
+        if shared is None or (shared.rate, shared.seed) != (rate, seed):
+            shared = RunContext(params, data, rate, seed, semantic_scores(consistency, rate), ctx.common.seed)
+        row, records = shared.train(label, ratio)
+        key = {"noise_rate": rate, "seed": seed, "method": label, "ratio": ratio}
+        runs.append(row)
+        epochs += epoch_rows(key, records)
+        timings.append(
+            timing_entry(key, records, precompute_seconds(params, label, rate, consistency_timings))
+        )
+        ctx.log(
+            f"noise {rate:.0%} seed {seed} {label:>32} @ {ratio:.2f}: acc {row['accuracy']:.4f}, "
+            f"{timings[-1]['total_seconds']:.2f}s, suppressed {row['n_suppressed']}"
+        )
     position = {item: index for index, item in enumerate(canonical)}
     runs.sort(key=lambda row: position[tuple(row[name] for name in KEY)])
     epochs.sort(key=lambda row: (position[tuple(row[name] for name in KEY)], row["epoch"]))
