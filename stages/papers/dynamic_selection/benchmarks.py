@@ -2,11 +2,12 @@
 
 On the pipeline's prepared pool (clean labels, its consistency scores) and its training recipe, every method
 trains `repeats` times, each round in a seeded random order (`stages.core.timing.interleaved_seconds`), torch
-fixed to `common.threads` (as in every stage): the medians of the per-epoch scoring, the training steps and their
-augmentation, the consistency precompute (from the pipeline's consistency timings), their total, and the
-total at ratio 0.5 against full data (the reference). A second measurement times the augmentation alone on
-one epoch of the method's routed samples, the old way (a call and a copy of the batch per mini-batch) and the
-new way (one vectorised call on the epoch's gathered rows), as a share of the method's training-step time.
+fixed to `dynamic_selection.threads` (as in the train step). Reported: medians of the per-epoch scoring, the
+training steps and their augmentation; the consistency precompute (the pipeline's consistency timings); their
+total, and the total at the claims ratio against full data (the reference). A second measurement times the
+augmentation alone on one epoch at the method's augmented share, the old way (a call and a copy of the batch
+per mini-batch) and the new way (one vectorised call on the epoch's gathered rows), as a share of the
+method's training-step time.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from stages.common import CommonParams
 from stages.core.errors import MissingSourceError
 from stages.core.io import read_json, read_parquet, write_json
 from stages.core.metrics import new_figure, save_figure
@@ -153,7 +153,7 @@ def run_selection_benchmarks(root: str | Path = ".", repeats: int = 3) -> dict:
     """Time every method at the claims ratio and full data on the clean pool; write dynamic_selection.{json,png}."""
     root = Path(root)
     params = load_section(DynamicSelectionParams, "dynamic_selection", root / "params.yaml")
-    threads = load_section(CommonParams, "common", root / "params.yaml").threads
+    threads = params.threads
     data, consistency, timings = load_inputs(root)
     context = RunContext(params, data, 0.0, params.seeds[0], semantic_scores(consistency, 0.0), 0)
     reference = params.claims.full

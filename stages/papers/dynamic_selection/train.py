@@ -2,7 +2,7 @@
 
 All methods of one (noise rate, seed) share the model initialisation; they run in an order shuffled per
 (noise rate, seed) (seeded), so that load drifting over the run does not always hit the same method last
-(torch threads are fixed to `common.threads` in every stage). Writes one row per run (final test accuracy,
+(torch fixed to `dynamic_selection.threads` threads). Writes one row per run (final test accuracy,
 how often flipped and clean samples were trained on, what was suppressed), one row per epoch, and the
 wall-clock timings (kept apart so the data outputs are byte-identical across reruns), including each run's
 precompute seconds: the consistency step's time for the scores it reads (0 for methods that read none).
@@ -172,7 +172,13 @@ def timing_entry(key: dict, records: list[EpochRecord], precompute: float) -> di
 
 
 def run(ctx: StepContext) -> None:
-    """Train every configured run and write runs, epochs and timings."""
+    """Train every configured run (torch fixed to `threads` threads) and write runs, epochs and timings."""
+    with fixed_threads(ctx.params.threads):
+        train_all(ctx)
+
+
+def train_all(ctx: StepContext) -> None:
+    """Train every configured run in the shuffled order and write runs, epochs and timings."""
     params = ctx.params
     data = load_selection_data(ctx.input("pool"), ctx.input("test"), ctx.input("labels"))
     consistency = read_parquet(ctx.input("consistency"))
