@@ -131,7 +131,7 @@ def test_density_consistency_routes_sparse_consistent_samples():
     assert not run_epochs(make_sampler("random", 0.5), 2)[-1].augment.any()
 
 
-def tiny_training(name: str, augment: str, epochs: int = 3):
+def tiny_training(name: str, augment: str, epochs: int = 3, share: float = 1.0):
     """A 2-feature-square (4 × 4 image) problem trained through the reference loop."""
     rng = np.random.default_rng(0)
     features = torch.from_numpy(rng.random((64, 16)).astype(np.float32))
@@ -144,8 +144,9 @@ def tiny_training(name: str, augment: str, epochs: int = 3):
     augmenter = Augmenter(AugmentationParams(max_shift=1), 16, torch.ones(16), "aug")
     standardize = Standardize(torch.zeros(16), torch.ones(16))
     return train_with_sampler(
-        model, features, torch.from_numpy(labels), sampler, config, standardize, augmenter, 0, augment=augment
-    )
+        model, features, torch.from_numpy(labels), sampler, config, standardize, augmenter, 0,
+        augment=augment, augment_share=share,
+    )  # fmt: skip
 
 
 CASES = [
@@ -167,6 +168,16 @@ def test_every_method_can_take_the_same_augmentation(name, augment):
     else:
         assert 0 < sum(augmented) < sum(record.n_kept for record in records)
     assert all(record.augment_seconds <= record.training_seconds for record in records)
+
+
+def test_augment_share_augments_about_that_share_of_kept_samples():
+    records = tiny_training("random", "all", epochs=20, share=0.3)
+    share = sum(record.n_augmented for record in records) / sum(record.n_kept for record in records)
+    assert 0.2 < share < 0.4
+    assert (
+        records == records
+        and tiny_training("random", "all", 20, 0.3)[5].n_augmented == records[5].n_augmented
+    )
 
 
 def test_plan_augmentation_needs_a_routing_method():

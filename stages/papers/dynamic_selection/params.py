@@ -25,6 +25,9 @@ class MethodParams(StrictModel):
         "none",
         description="the shared augmentation on none, all kept samples, or the ones the method routes (plan)",
     )
+    augment_share: float = Field(
+        1.0, gt=0, le=1, description="augment: all — each kept sample is augmented with this probability"
+    )
     consistency: Literal["held_out", "label_filter"] = Field(
         "held_out",
         description="semantic scores: projection fitted on the held-out split (CLIP stand-in) or cross-fitted "
@@ -38,7 +41,7 @@ class ClaimsParams(StrictModel):
     method: str = "density_consistency"
     full: str = "full"
     baselines: list[str] = Field(
-        default_factory=lambda: ["random_aug", "loss_pruning_aug"],
+        default_factory=lambda: ["random_aug", "random_aug_share", "loss_pruning_aug"],
         min_length=1,
         description="compared at the same ratio; `random_aug` (random + the same augmentation) is the synergy test",
     )

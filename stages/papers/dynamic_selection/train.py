@@ -135,7 +135,7 @@ class RunContext:
         records = train_with_sampler(
             model, self.features, torch.from_numpy(self.labels.observed), sampler, self.params.train,
             self.standardize, self.augmenter, derive_seed(self.run_seed, "augment"), self.test_accuracy,
-            augment=entry.augment,
+            augment=entry.augment, augment_share=entry.augment_share,
         )  # fmt: skip
         row = {
             "noise_rate": self.rate, "seed": self.seed, "method": label, "ratio": ratio,

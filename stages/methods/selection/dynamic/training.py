@@ -4,7 +4,8 @@ Per epoch: `set_epoch` (scoring, timed apart); the kept samples gathered once in
 the ones to augment transformed in one vectorised call (timed as `augment_seconds`, part of the training
 seconds); then mini-batches, loss weighted per sample, the per-sample losses and embeddings recorded back into
 the sampler. Which samples are augmented is `augment`: `none`, `all` kept samples (any method, e.g. random +
-augmentation), or `plan` (the ones the method routes, `SelectionMethod.routes_augmentation`).
+augmentation; each with probability `augment_share`), or `plan` (the ones the method routes,
+`SelectionMethod.routes_augmentation`).
 """
 
 from __future__ import annotations
@@ -55,10 +56,18 @@ def check_augment_mode(mode: str, sampler: DynamicSampler, key: str = "augment")
         )
 
 
-def augment_mask(mode: str, sampler: DynamicSampler, order: torch.Tensor) -> torch.Tensor:
-    """Which rows of this epoch's `order` get augmented."""
+def augment_mask(
+    mode: str,
+    sampler: DynamicSampler,
+    order: torch.Tensor,
+    share: float = 1.0,
+    generator: torch.Generator | None = None,
+) -> torch.Tensor:
+    """Which rows of this epoch's `order` get augmented (`all`: each kept row with probability `share`)."""
     if mode == "all":
-        return torch.ones(len(order), dtype=torch.bool)
+        if share >= 1.0:
+            return torch.ones(len(order), dtype=torch.bool)
+        return torch.rand(len(order), generator=generator) < share
     if mode == "plan":
         return sampler.augment_mask(order)
     return torch.zeros(len(order), dtype=torch.bool)
@@ -87,8 +96,11 @@ def train_with_sampler(
     evaluate: Callable[[MLPClassifier], float] | None = None,
     desc: str | None = None,
     augment: AugmentMode = "plan",
+    augment_share: float = 1.0,
 ) -> list[EpochRecord]:
-    """Train `model` for `config.epochs` on what `sampler` keeps each epoch; returns one record per epoch."""
+    """Train `model` for `config.epochs` on what `sampler` keeps each epoch; returns one record per epoch.
+
+    With `augment="all"`, each kept sample is augmented with probability `augment_share`."""
     check_augment_mode(augment if augmenter is not None else "none", sampler)
     generator = torch.Generator().manual_seed(seed)
     optimizer = torch.optim.Adam(
@@ -102,11 +114,13 @@ def train_with_sampler(
         order = torch.from_numpy(sampler.order())
         rows, targets, weights = features[order], labels[order], sampler.loss_weights(order)
         augment_started = time.perf_counter()
+        mask = torch.zeros(len(order), dtype=torch.bool)
         if augmenter is not None and augment != "none":
-            augmenter(rows, augment_mask(augment, sampler, order), generator)
+            mask = augment_mask(augment, sampler, order, augment_share, generator)
+            augmenter(rows, mask, generator)
         augment_seconds = time.perf_counter() - augment_started
         model.train()
-        loss_sum, n_augmented = 0.0, 0
+        loss_sum, n_augmented = 0.0, int(mask.sum())
         for batch in torch.arange(len(order)).split(config.batch_size):
             embeddings = model.embed(standardize(rows[batch]))
             per_sample = F.cross_entropy(model.head(embeddings), targets[batch], reduction="none")
@@ -117,8 +131,6 @@ def train_with_sampler(
             loss_sum += float(per_sample.detach().sum())
         training_seconds = time.perf_counter() - started
         model.eval()
-        if augmenter is not None and augment != "none":
-            n_augmented = len(order) if augment == "all" else plan.n_augmented
         records.append(
             EpochRecord(
                 epoch=epoch,
