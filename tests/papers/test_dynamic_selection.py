@@ -18,6 +18,7 @@ STEPS = ("prepare", "consistency", "train", "evaluate", "claims")
 TINY = (
     "dynamic_selection.dataset=table",
     "dynamic_selection.pool_size=null",
+    "dynamic_selection.held_out_size=30",
     "dynamic_selection.test_size=null",
     "dynamic_selection.seeds=[0]",
     "dynamic_selection.ratios=[0.5]",
@@ -65,7 +66,7 @@ def test_users_wide_table_runs_end_to_end_and_deterministically(workspace):
     claims = read_claims(root / "claims.json")
     assert [claim.id for claim in claims] == ["lossless_at_half", "beats_dynamic_baselines", "noise_robust"]
     runs = pl.read_parquet(root / "runs.parquet")
-    assert runs.height == 2 * (1 + 4)  # noise rates × (full + four methods at one ratio)
+    assert runs.height == 2 * (1 + 7)  # noise rates × (full + seven methods at one ratio)
     assert set(runs.filter(pl.col("method") == "full")["ratio"]) == {1.0}
     n_train = pl.read_parquet(root / "labels.parquet").filter(pl.col("noise_rate") == 0.0).height
     epochs = pl.read_parquet(root / "epochs.parquet")

@@ -12,17 +12,14 @@ from torch.utils.data import DataLoader, TensorDataset
 from stages.core.errors import PipelineError
 from stages.core.registry import UnknownNameError
 from stages.datasets.noise import flip_labels
-from stages.methods.selection.dynamic.augment import (
-    AugmentationParams,
-    Augmenter,
-    image_shape_for,
-    shift_flip,
-)
+from stages.methods.selection.dynamic.augment import AugmentationParams, Augmenter
 from stages.methods.selection.dynamic.consistency import (
     ProjectionConfig,
     TextProjection,
     class_descriptions,
     cross_fitted_consistency,
+    held_out_consistency,
+    random_texts,
     score,
 )
 from stages.methods.selection.dynamic.density import local_density
@@ -31,6 +28,9 @@ from stages.methods.selection.dynamic.plan import kept_count
 from stages.methods.selection.dynamic.registry import SELECTION_METHODS, make_selection_method
 from stages.methods.selection.dynamic.sampler import DynamicSampler, IndexedDataset
 from stages.methods.selection.dynamic.stats import SampleStats, SemanticScores
+from stages.methods.selection.dynamic.training import Standardize, train_with_sampler
+from stages.models.config import TrainConfig
+from stages.models.training import build_model
 
 N_SAMPLES = 200
 RATIO_METHODS = ["random", "loss_pruning", "density_consistency"]
@@ -44,9 +44,13 @@ def semantic(n: int = N_SAMPLES, seed: int = 0) -> SemanticScores:
     return SemanticScores(rng.uniform(-1, 1, n).astype(np.float32), probability)
 
 
-def make_sampler(name: str, ratio: float, seed: int = 0, options: dict | None = None) -> DynamicSampler:
+def make_sampler(
+    name: str, ratio: float, seed: int = 0, options: dict | None = None, epochs: int | None = 100
+) -> DynamicSampler:
     labels = np.arange(N_SAMPLES) % 4
-    return DynamicSampler(make_selection_method(name, options), SampleStats(labels, semantic()), ratio, seed)
+    return DynamicSampler(
+        make_selection_method(name, options), SampleStats(labels, semantic()), ratio, seed, epochs=epochs
+    )
 
 
 def feed(sampler: DynamicSampler, epoch: int) -> None:
@@ -121,11 +125,77 @@ def test_density_consistency_suppresses_low_label_probability():
     assert len(capped) == 10 and set(capped) <= set(np.flatnonzero(semantic().label_probability < 0.5))
 
 
-def test_density_consistency_augments_only_when_asked():
-    with_augment = make_sampler("density_consistency", 0.5)
-    without = make_sampler("density_consistency", 0.5, options={"augment": False})
-    assert run_epochs(with_augment, 3)[-1].augment.any()
-    assert not any(plan.augment.any() for plan in run_epochs(without, 3))
+def test_density_consistency_routes_sparse_consistent_samples():
+    plan = run_epochs(make_sampler("density_consistency", 0.5), 3)[-1]
+    assert 0 < plan.augment.sum() < len(plan.indices)
+    assert not run_epochs(make_sampler("random", 0.5), 2)[-1].augment.any()
+
+
+def tiny_training(name: str, augment: str, epochs: int = 3, share: float = 1.0):
+    """A 2-feature-square (4 × 4 image) problem trained through the reference loop."""
+    rng = np.random.default_rng(0)
+    features = torch.from_numpy(rng.random((64, 16)).astype(np.float32))
+    labels = np.arange(64) % 4
+    sampler = DynamicSampler(
+        make_selection_method(name), SampleStats(labels, semantic(64)), 0.5, 0, epochs=epochs
+    )
+    config = TrainConfig(epochs=epochs, batch_size=8, hidden=[8])
+    model = build_model(16, 4, config, 0)
+    augmenter = Augmenter(AugmentationParams(max_shift=1), 16, torch.ones(16), "aug")
+    standardize = Standardize(torch.zeros(16), torch.ones(16))
+    return train_with_sampler(
+        model, features, torch.from_numpy(labels), sampler, config, standardize, augmenter, 0,
+        augment=augment, augment_share=share,
+    )  # fmt: skip
+
+
+CASES = [
+    ("random", "all"),
+    ("random", "none"),
+    ("density_consistency", "plan"),
+    ("density_consistency", "none"),
+]
+
+
+@pytest.mark.parametrize(("name", "augment"), CASES)
+def test_every_method_can_take_the_same_augmentation(name, augment):
+    records = tiny_training(name, augment)
+    augmented = [record.n_augmented for record in records]
+    if augment == "all":
+        assert augmented == [record.n_kept for record in records]
+    elif augment == "none":
+        assert augmented == [0, 0, 0]
+    else:
+        assert 0 < sum(augmented) < sum(record.n_kept for record in records)
+    assert all(record.augment_seconds <= record.training_seconds for record in records)
+
+
+def test_augment_share_augments_about_that_share_of_kept_samples():
+    records = tiny_training("random", "all", epochs=20, share=0.3)
+    share = sum(record.n_augmented for record in records) / sum(record.n_kept for record in records)
+    assert 0.2 < share < 0.4
+    assert (
+        records == records
+        and tiny_training("random", "all", 20, 0.3)[5].n_augmented == records[5].n_augmented
+    )
+
+
+def test_plan_augmentation_needs_a_routing_method():
+    with pytest.raises(PipelineError, match="plan needs a method that routes samples"):
+        tiny_training("random", "plan")
+
+
+def test_loss_pruning_anneals_to_full_data_in_the_last_epochs():
+    sampler = make_sampler("loss_pruning", 0.5, epochs=12)
+    plans = run_epochs(sampler, 12)
+    assert [len(plan.indices) for plan in plans] == [100] * 11 + [N_SAMPLES]
+    assert np.all(plans[-1].weights == 1.0)
+    eight = run_epochs(make_sampler("loss_pruning", 0.5, epochs=8), 8)
+    assert [len(plan.indices) for plan in eight][-1:] == [N_SAMPLES]  # 8 × (1 − 0.125) = 7: the last one
+    unannealed = run_epochs(make_sampler("loss_pruning", 0.5, options={"anneal": 0}, epochs=None), 4)
+    assert {len(plan.indices) for plan in unannealed} == {100}
+    with pytest.raises(PipelineError, match="loss_pruning anneals over the last epochs"):
+        make_sampler("loss_pruning", 0.5, epochs=None).set_epoch(0)
 
 
 def test_density_consistency_needs_semantic_scores():
@@ -231,6 +301,31 @@ def test_cross_fitted_consistency_flags_flipped_labels():
     assert result.scores.consistency[flipped].mean() < result.scores.consistency[~flipped].mean()
 
 
+def blobs(n_per_class: int, seed: int) -> tuple[torch.Tensor, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    centers = np.random.default_rng(0).normal(0, 3, size=(3, 8))
+    clean = np.repeat(np.arange(3), n_per_class)
+    return torch.from_numpy((centers[clean] + rng.normal(size=(len(clean), 8))).astype(np.float32)), clean
+
+
+def test_held_out_consistency_never_reads_the_pool_labels_it_judges():
+    reference, reference_labels = blobs(60, seed=5)
+    images, clean = blobs(100, seed=6)
+    observed, flipped = flip_labels(clean, 0.2, 3, seed=1)
+    texts = random_texts(3, 16, seed=0)
+    config = ProjectionConfig(epochs=20, batch_size=16)
+    result = held_out_consistency(
+        reference, torch.from_numpy(reference_labels), images, torch.from_numpy(observed), texts, config, 0
+    )
+    probability = result.scores.label_probability
+    assert probability[flipped].mean() < 0.3 < 0.6 < probability[~flipped].mean()
+    relabelled = held_out_consistency(
+        reference, torch.from_numpy(reference_labels), images, torch.from_numpy(clean), texts, config, 0
+    )
+    assert np.array_equal(relabelled.semantic_prediction, result.semantic_prediction)  # labels only looked up
+    assert torch.allclose(random_texts(3, 16, 0).norm(dim=1), torch.ones(3))
+
+
 def test_class_descriptions_defaults_and_errors():
     assert class_descriptions("fashion_mnist", None, 10, "k")[9] == "a photo of an ankle boot"
     with pytest.raises(PipelineError, match="k: no built-in class descriptions for dataset 'table'"):
@@ -239,32 +334,26 @@ def test_class_descriptions_defaults_and_errors():
         class_descriptions("table", ["a", "b"], 3, "k")
 
 
-def test_shift_flip_moves_pixels_without_losing_them():
+def test_augmenter_changes_masked_rows_in_place_and_checks_the_shape():
     image = torch.zeros(1, 8, 8)
     image[0, 3:5, 2:4] = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
     rows = image.reshape(1, -1).repeat(64, 1)
-    generator = torch.Generator().manual_seed(0)
-    moved = shift_flip(rows, (8, 8), max_shift=2, flip=True, generator=generator)
-    assert torch.allclose(moved.sum(dim=1), rows.sum(dim=1))  # the blob stays inside the frame
-    assert len({tuple(row.tolist()) for row in moved}) > 10
-    mirrored = shift_flip(
-        rows[:1], (8, 8), max_shift=0, flip=True, generator=torch.Generator().manual_seed(3)
-    )
-    assert torch.equal(mirrored, rows[:1]) or torch.equal(mirrored.reshape(8, 8), image[0].flip(1))
-
-
-def test_augmenter_leaves_unmasked_rows_alone_and_checks_the_shape():
-    rows = torch.rand(6, 16)
-    augmenter = Augmenter(AugmentationParams(), 16, torch.ones(16), "aug")
-    mask = torch.tensor([True, False, True, False, False, False])
-    out = augmenter(rows, mask, torch.Generator().manual_seed(0))
+    augmenter = Augmenter(AugmentationParams(), 64, torch.ones(64), "aug")
+    mask = torch.arange(64) % 2 == 0
+    out = augmenter(rows.clone(), mask, torch.Generator().manual_seed(0))
     assert torch.equal(out[~mask], rows[~mask])
-    noisy = Augmenter(AugmentationParams(kind="feature_noise", noise_std=0.5), 16, torch.ones(16), "aug")
-    assert not torch.equal(noisy(rows, mask, torch.Generator().manual_seed(0))[mask], rows[mask])
-    with pytest.raises(PipelineError, match=r"aug\.image_shape: 10 features are not a square image"):
-        image_shape_for(AugmentationParams(), 10, "aug")
-    with pytest.raises(PipelineError, match=r"aug.image_shape \[3, 3\] does not hold 16 features"):
-        image_shape_for(AugmentationParams(image_shape=(3, 3)), 16, "aug")
+    assert torch.allclose(out.sum(dim=1), rows.sum(dim=1))  # the blob stays inside the frame
+    assert len({tuple(row.tolist()) for row in out[mask]}) > 5
+    owned = rows.clone()
+    assert augmenter(owned, mask, torch.Generator().manual_seed(0)) is owned  # no copy
+    noisy = Augmenter(AugmentationParams(kind="feature_noise", noise_std=0.5), 64, torch.ones(64), "aug")
+    assert not torch.equal(noisy(rows.clone(), mask, torch.Generator().manual_seed(0))[mask], rows[mask])
+    with pytest.raises(PipelineError, match=r"aug\.image_shape: 10 features are not a square grey image"):
+        Augmenter(AugmentationParams(), 10, torch.ones(10), "aug")
+    with pytest.raises(
+        PipelineError, match=r"aug.image_shape: image shape \[3, 3\] does not hold 16 features"
+    ):
+        Augmenter(AugmentationParams(image_shape=(3, 3)), 16, torch.ones(16), "aug")
 
 
 def test_flip_labels_flips_exactly_the_rate():

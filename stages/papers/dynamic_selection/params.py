@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -17,10 +17,22 @@ from stages.papers.fields import PoolParams, check_choices
 
 
 class MethodParams(StrictModel):
-    """One compared method: a registered dynamic selection method and its options."""
+    """One compared method: a registered dynamic selection method, its options, and what it is offered."""
 
     method: str
     options: dict[str, Any] = Field(default_factory=dict)
+    augment: Literal["none", "all", "plan"] = Field(
+        "none",
+        description="the shared augmentation on none, all kept samples, or the ones the method routes (plan)",
+    )
+    augment_share: float = Field(
+        1.0, gt=0, le=1, description="augment: all — each kept sample is augmented with this probability"
+    )
+    consistency: Literal["held_out", "label_filter"] = Field(
+        "held_out",
+        description="semantic scores: projection fitted on the held-out split (CLIP stand-in) or cross-fitted "
+        "on the pool's noisy labels (the label-filter ablation); read only by methods that use them",
+    )
 
 
 class ClaimsParams(StrictModel):
@@ -28,7 +40,15 @@ class ClaimsParams(StrictModel):
 
     method: str = "density_consistency"
     full: str = "full"
-    baselines: list[str] = Field(default_factory=lambda: ["random", "loss_pruning"], min_length=1)
+    baselines: list[str] = Field(
+        default_factory=lambda: ["random_aug", "random_aug_share", "loss_pruning_aug"],
+        min_length=1,
+        description="compared at the same ratio; `random_aug` (random + the same augmentation) is the synergy test",
+    )
+    ablations: list[str] = Field(
+        default_factory=lambda: ["density_consistency_label_filter", "density_consistency_noaug", "random"],
+        description="reported beside the claims, never judged",
+    )
     ratio: float = Field(0.5, description="the kept ratio the claims are checked at")
     noise_rate: float = Field(0.2, gt=0, description="the noisy setting of the robustness claim")
     tolerance: float = Field(
@@ -45,6 +65,21 @@ class DynamicSelectionParams(PoolParams):
 
     pool_size: int | None = Field(
         30000, ge=10, description="training pool drawn (stratified) from the train split"
+    )
+    held_out_size: int = Field(
+        5000,
+        ge=2,
+        description="clean-labelled train rows outside the pool that the image→text projection is fitted on "
+        "(the CLIP stand-in's 'pretraining data'; never the test split, never noised)",
+    )
+    threads: int = Field(
+        1, ge=1, description="torch threads while training and benchmarking (fixed for timing)"
+    )
+    threads: int = Field(
+        1,
+        ge=1,
+        description="torch threads of the consistency and train steps and the benchmark (in place of "
+        "common.threads: on a shared machine two threads per process ran up to 10× slower than one)",
     )
     noise_rates: list[float] = Field(default_factory=lambda: [0.0, 0.2], min_length=1)
     ratios: list[float] = Field(default_factory=lambda: [0.5, 0.3], min_length=1)
@@ -77,7 +112,13 @@ class DynamicSelectionParams(PoolParams):
     @model_validator(mode="after")
     def _methods_and_claims(self) -> DynamicSelectionParams:
         check_choices(self.methods, SELECTION_METHODS, "method", "dynamic_selection.methods")
-        named = [self.claims.method, self.claims.full, *self.claims.baselines]
+        for label, entry in self.methods.items():
+            if entry.augment == "plan" and not SELECTION_METHODS.get(entry.method).routes_augmentation:
+                raise ValueError(
+                    f"methods.{label}.augment: plan needs a method that routes samples to augmentation "
+                    f"({entry.method} does not); use all"
+                )
+        named = [self.claims.method, self.claims.full, *self.claims.baselines, *self.claims.ablations]
         missing = [label for label in named if label not in self.methods]
         if missing:
             raise ValueError(f"claims name methods that are not in dynamic_selection.methods: {missing}")

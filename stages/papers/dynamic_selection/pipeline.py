@@ -8,6 +8,7 @@ from stages.papers.paper import Paper
 
 DATA = Catalog(
     "data/dynamic_selection",
+    held_out="held_out.parquet",
     pool="pool.parquet",
     test="test.parquet",
     labels="labels.parquet",
@@ -32,19 +33,21 @@ STEPS = (
     Step(
         name="prepare",
         deps=pool_step_deps("dynamic_selection"),
-        outs=DATA.pick(*POOL, "validation"),
+        outs=DATA.pick("held_out", *POOL, "validation"),
         params=(
             "common.seed",
             "dynamic_selection.dataset",
+            "dynamic_selection.held_out_size",
             "dynamic_selection.pool_size",
             "dynamic_selection.test_size",
             "dynamic_selection.noise_rates",
         ),
-        description="draw the training pool, keep the test split untouched, inject label noise per rate",
+        description="carve a clean held-out split, draw the pool from the rest, keep the test split untouched, "
+        "inject label noise into the pool per rate",
     ),
     Step(
         name="consistency",
-        deps=DATA.pick(*POOL),
+        deps=DATA.pick("held_out", *POOL),
         outs=DATA.pick("consistency", "class_texts", timings="consistency_timings"),
         metrics=DATA.pick(report="consistency_report"),
         params=(
@@ -52,15 +55,18 @@ STEPS = (
             "dynamic_selection.dataset",
             "dynamic_selection.class_descriptions",
             "dynamic_selection.projection",
+            "dynamic_selection.threads",
         ),
-        description="semantic consistency: class texts (all-MiniLM-L6-v2) vs a contrastive image→text projection",
+        description="semantic consistency: class texts (all-MiniLM-L6-v2) vs an image→text projection fitted on "
+        "the held-out split (CLIP stand-in) or cross-fitted on the noisy pool labels (label-filter ablation)",
     ),
     Step(
         name="train",
-        deps=DATA.pick(*POOL, "consistency"),
+        deps=DATA.pick(*POOL, "consistency", "consistency_timings"),
         outs=DATA.pick("runs", "epochs", timings="train_timings"),
         params=(
             "common.seed",
+            "dynamic_selection.threads",
             "dynamic_selection.seeds",
             "dynamic_selection.noise_rates",
             "dynamic_selection.ratios",

@@ -1,13 +1,17 @@
 """Step `dynamic_selection-train`: every noise rate × seed × method × ratio, trained with the dynamic sampler.
 
-All methods of one (noise rate, seed) share the model initialisation and run back to back, so their times are
-comparable. Writes one row per run (final test accuracy, how often flipped and clean samples were trained on,
-what was suppressed), one row per epoch, and the wall-clock timings (kept apart so the data outputs are
-byte-identical across reruns).
+All methods of one (noise rate, seed) share the model initialisation; they run in an order shuffled per
+(noise rate, seed) (seeded), so that load drifting over the run does not always hit the same method last
+(torch fixed to `dynamic_selection.threads` threads). Writes one row per run (final test accuracy,
+how often flipped and clean samples were trained on, what was suppressed), one row per epoch, and the
+wall-clock timings (kept apart so the data outputs are byte-identical across reruns), including each run's
+precompute seconds: the consistency step's time for the scores it reads (0 for methods that read none).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict
 
 import numpy as np
@@ -16,11 +20,11 @@ import torch
 
 from stages.core.context import StepContext
 from stages.core.evaluation import CLASSIFICATION
-from stages.core.io import read_parquet, write_json, write_parquet
+from stages.core.io import read_json, read_parquet, write_json, write_parquet
 from stages.core.progress import progress
 from stages.core.seeding import derive_seed
 from stages.methods.selection.dynamic.augment import Augmenter
-from stages.methods.selection.dynamic.registry import make_selection_method
+from stages.methods.selection.dynamic.registry import SELECTION_METHODS, make_selection_method
 from stages.methods.selection.dynamic.sampler import DynamicSampler
 from stages.methods.selection.dynamic.stats import SampleStats, SemanticScores
 from stages.methods.selection.dynamic.training import EpochRecord, train_with_sampler
@@ -29,10 +33,48 @@ from stages.papers.dynamic_selection.data import NoisyLabels, SelectionData, loa
 from stages.papers.dynamic_selection.params import DynamicSelectionParams
 
 
-def semantic_scores(consistency: pl.DataFrame, rate: float) -> SemanticScores:
-    """The consistency step's scores for noise rate `rate`, in pool row order."""
-    block = consistency.filter(pl.col("noise_rate") == rate).sort("row")
-    return SemanticScores(block["consistency"].to_numpy(), block["label_probability"].to_numpy())
+def semantic_scores(consistency: pl.DataFrame, rate: float) -> dict[str, SemanticScores]:
+    """The consistency step's scores for noise rate `rate` per source, in pool row order."""
+    scores = {}
+    for (source,), block in consistency.filter(pl.col("noise_rate") == rate).group_by("source"):
+        block = block.sort("row")
+        scores[source] = SemanticScores(
+            block["consistency"].to_numpy(), block["label_probability"].to_numpy()
+        )
+    return scores
+
+
+@contextmanager
+def fixed_threads(threads: int) -> Iterator[None]:
+    """Run the block with torch fixed to `threads` threads (restored after)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def precompute_seconds(params: DynamicSelectionParams, label: str, rate: float, timings: dict) -> float:
+    """The consistency precompute a run pays for: its source's seconds at `rate` if its method reads scores."""
+    entry = params.methods[label]
+    if not SELECTION_METHODS.get(entry.method).uses_semantic:
+        return 0.0
+    return float(timings["precompute_seconds"][entry.consistency][str(rate)])
+
+
+def shuffled_plan(plan: list[tuple], seed: int) -> list[tuple]:
+    """`plan` (rate, seed, label, ratio) with the runs of each (rate, seed) in a seeded random order."""
+    groups: dict[tuple, list[tuple]] = {}
+    for item in plan:
+        groups.setdefault(item[:2], []).append(item)
+    shuffled = []
+    for key, items in groups.items():
+        order = np.random.default_rng(derive_seed(seed, "dynamic_selection", "order", *key)).permutation(
+            len(items)
+        )
+        shuffled += [items[index] for index in order]
+    return shuffled
 
 
 def noise_selection(sampler: DynamicSampler, labels: NoisyLabels, epochs: int) -> dict:
@@ -50,11 +92,14 @@ def noise_selection(sampler: DynamicSampler, labels: NoisyLabels, epochs: int) -
     }
 
 
+KEY = ("noise_rate", "seed", "method", "ratio")
+
+
 class RunContext:
     """What every run of one (noise rate, seed) shares: data, labels, scores, augmenter, seeds."""
 
     def __init__(self, params: DynamicSelectionParams, data: SelectionData, rate: float, seed: int,
-                 semantic: SemanticScores, base_seed: int) -> None:  # fmt: skip
+                 semantic: dict[str, SemanticScores], base_seed: int) -> None:  # fmt: skip
         self.params, self.data, self.rate, self.seed, self.semantic = params, data, rate, seed, semantic
         self.labels = data.noisy(rate)
         self.features = data.features()
@@ -81,14 +126,16 @@ class RunContext:
         )
         sampler = DynamicSampler(
             method,
-            SampleStats(self.labels.observed, self.semantic),
+            SampleStats(self.labels.observed, self.semantic.get(entry.consistency)),
             ratio,
             derive_seed(self.run_seed, label, ratio),
+            epochs=self.params.train.epochs,
         )
         model = build_model(self.features.shape[1], self.data.n_classes, self.params.train, self.run_seed)
         records = train_with_sampler(
             model, self.features, torch.from_numpy(self.labels.observed), sampler, self.params.train,
             self.standardize, self.augmenter, derive_seed(self.run_seed, "augment"), self.test_accuracy,
+            augment=entry.augment, augment_share=entry.augment_share,
         )  # fmt: skip
         row = {
             "noise_rate": self.rate, "seed": self.seed, "method": label, "ratio": ratio,
@@ -101,36 +148,48 @@ class RunContext:
 
 def epoch_rows(key: dict, records: list[EpochRecord]) -> list[dict]:
     """Per-epoch rows without the timings (those go to the timings file)."""
-    timing_fields = ("scoring_seconds", "training_seconds")
+    timing_fields = ("scoring_seconds", "training_seconds", "augment_seconds")
     return [
         {**key, **{name: value for name, value in asdict(record).items() if name not in timing_fields}}
         for record in records
     ]
 
 
-def timing_entry(key: dict, records: list[EpochRecord]) -> dict:
-    """A run's wall-clock seconds: scoring (per-epoch selection) and training steps, per epoch and in total."""
+def timing_entry(key: dict, records: list[EpochRecord], precompute: float) -> dict:
+    """A run's wall-clock seconds: scoring (per-epoch selection), training steps (augmentation included, also
+    given apart) and n_kept per epoch, the consistency precompute, and the total of all."""
     scoring = [round(record.scoring_seconds, 5) for record in records]
     training = [round(record.training_seconds, 5) for record in records]
     return {
         **key,
+        "n_kept": [record.n_kept for record in records],
         "scoring_seconds": scoring,
         "training_seconds": training,
-        "total_seconds": sum(scoring) + sum(training),
+        "augment_seconds": [round(record.augment_seconds, 5) for record in records],
+        "precompute_seconds": round(precompute, 3),
+        "total_seconds": sum(scoring) + sum(training) + precompute,
     }
 
 
 def run(ctx: StepContext) -> None:
-    """Train every configured run and write runs, epochs and timings."""
+    """Train every configured run (torch fixed to `threads` threads) and write runs, epochs and timings."""
+    with fixed_threads(ctx.params.threads):
+        train_all(ctx)
+
+
+def train_all(ctx: StepContext) -> None:
+    """Train every configured run in the shuffled order and write runs, epochs and timings."""
     params = ctx.params
     data = load_selection_data(ctx.input("pool"), ctx.input("test"), ctx.input("labels"))
     consistency = read_parquet(ctx.input("consistency"))
-    plan = [
+    consistency_timings = read_json(ctx.input("consistency_timings"))
+    canonical = [
         (rate, seed, label, ratio)
         for rate in params.noise_rates
         for seed in params.seeds
         for label, ratio in params.runs()
     ]
+    plan = shuffled_plan(canonical, ctx.common.seed)
     runs, epochs, timings = [], [], []
     shared: RunContext | None = None
     for rate, seed, label, ratio in progress(plan, desc="dynamic selection runs", leave=True):
@@ -140,11 +199,17 @@ def run(ctx: StepContext) -> None:
         key = {"noise_rate": rate, "seed": seed, "method": label, "ratio": ratio}
         runs.append(row)
         epochs += epoch_rows(key, records)
-        timings.append(timing_entry(key, records))
+        timings.append(
+            timing_entry(key, records, precompute_seconds(params, label, rate, consistency_timings))
+        )
         ctx.log(
-            f"noise {rate:.0%} seed {seed} {label:>26} @ {ratio:.2f}: acc {row['accuracy']:.4f}, "
+            f"noise {rate:.0%} seed {seed} {label:>32} @ {ratio:.2f}: acc {row['accuracy']:.4f}, "
             f"{timings[-1]['total_seconds']:.2f}s, suppressed {row['n_suppressed']}"
         )
+    position = {item: index for index, item in enumerate(canonical)}
+    runs.sort(key=lambda row: position[tuple(row[name] for name in KEY)])
+    epochs.sort(key=lambda row: (position[tuple(row[name] for name in KEY)], row["epoch"]))
+    timings.sort(key=lambda row: position[tuple(row[name] for name in KEY)])
     write_parquet(pl.DataFrame(runs, infer_schema_length=None), ctx.output("runs"))
     write_parquet(pl.DataFrame(epochs, infer_schema_length=None), ctx.output("epochs"))
     write_json({"runs": timings}, ctx.output("timings"))

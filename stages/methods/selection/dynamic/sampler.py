@@ -32,8 +32,10 @@ def check_ratio(ratio: float, key: str = "ratio") -> float:
 class DynamicSampler(Sampler[int]):
     """Yields the shuffled indices a selection method keeps this epoch; call `set_epoch` before each epoch."""
 
-    def __init__(self, method: SelectionMethod, stats: SampleStats, ratio: float, seed: int) -> None:
-        self.method, self.stats, self.seed = method, stats, seed
+    def __init__(
+        self, method: SelectionMethod, stats: SampleStats, ratio: float, seed: int, epochs: int | None = None
+    ) -> None:
+        self.method, self.stats, self.seed, self.epochs = method, stats, seed, epochs
         self.ratio = check_ratio(ratio)
         self.epoch = -1
         self.plan: EpochPlan | None = None
@@ -42,10 +44,14 @@ class DynamicSampler(Sampler[int]):
         self._weights = np.ones(len(stats), dtype=np.float32)
 
     def set_epoch(self, epoch: int) -> EpochPlan:
-        """Score the samples and fix this epoch's plan (timed in `scoring_seconds`)."""
+        """Score the samples and fix this epoch's plan (timed in `scoring_seconds`); an annealed epoch (the
+        method's schedule over `epochs`) trains on every sample."""
         started = time.perf_counter()
         rng = np.random.default_rng(derive_seed(self.seed, "dynamic-selection", epoch))
-        plan = self.method.plan(epoch, self.ratio, self.stats, rng)
+        if self.method.full_data_epoch(epoch, self.epochs):
+            plan = EpochPlan.plain(np.arange(len(self.stats)))
+        else:
+            plan = self.method.plan(epoch, self.ratio, self.stats, rng)
         self._check(plan)
         self._augment[:] = False
         self._weights[:] = 1.0

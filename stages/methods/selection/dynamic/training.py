@@ -1,7 +1,11 @@
 """The reference training loop for a :class:`DynamicSampler`: what any torch loop needs to add is here.
 
-Per epoch: `set_epoch` (scoring, timed apart), then mini-batches of the kept samples, augmented where the plan
-says, loss weighted per sample, and the per-sample losses and embeddings recorded back into the sampler.
+Per epoch: `set_epoch` (scoring, timed apart); the kept samples gathered once in the epoch's shuffled order and
+the ones to augment transformed in one vectorised call (timed as `augment_seconds`, part of the training
+seconds); then mini-batches, loss weighted per sample, the per-sample losses and embeddings recorded back into
+the sampler. Which samples are augmented is `augment`: `none`, `all` kept samples (any method, e.g. random +
+augmentation; each with probability `augment_share`), or `plan` (the ones the method routes,
+`SelectionMethod.routes_augmentation`).
 """
 
 from __future__ import annotations
@@ -9,10 +13,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal
 
 import torch
 from torch.nn import functional as F
 
+from stages.core.errors import PipelineError
 from stages.core.progress import progress
 from stages.methods.selection.dynamic.augment import Augmenter
 from stages.methods.selection.dynamic.sampler import DynamicSampler
@@ -31,7 +37,40 @@ class EpochRecord:
     mean_loss: float
     scoring_seconds: float
     training_seconds: float
+    augment_seconds: float
     test_accuracy: float | None
+
+
+AugmentMode = Literal["none", "all", "plan"]
+AUGMENT_MODES = ("none", "all", "plan")
+
+
+def check_augment_mode(mode: str, sampler: DynamicSampler, key: str = "augment") -> None:
+    """`plan` needs a method that routes samples to augmentation; an unknown mode is an error naming `key`."""
+    if mode not in AUGMENT_MODES:
+        raise PipelineError(f"{key} '{mode}': choose one of {', '.join(AUGMENT_MODES)}")
+    if mode == "plan" and not sampler.method.routes_augmentation:
+        raise PipelineError(
+            f"{key}: plan needs a method that routes samples to augmentation ({sampler.method.name} does not); "
+            "use all"
+        )
+
+
+def augment_mask(
+    mode: str,
+    sampler: DynamicSampler,
+    order: torch.Tensor,
+    share: float = 1.0,
+    generator: torch.Generator | None = None,
+) -> torch.Tensor:
+    """Which rows of this epoch's `order` get augmented (`all`: each kept row with probability `share`)."""
+    if mode == "all":
+        if share >= 1.0:
+            return torch.ones(len(order), dtype=torch.bool)
+        return torch.rand(len(order), generator=generator) < share
+    if mode == "plan":
+        return sampler.augment_mask(order)
+    return torch.zeros(len(order), dtype=torch.bool)
 
 
 @dataclass(frozen=True)
@@ -56,8 +95,13 @@ def train_with_sampler(
     seed: int,
     evaluate: Callable[[MLPClassifier], float] | None = None,
     desc: str | None = None,
+    augment: AugmentMode = "plan",
+    augment_share: float = 1.0,
 ) -> list[EpochRecord]:
-    """Train `model` for `config.epochs` on what `sampler` keeps each epoch; returns one record per epoch."""
+    """Train `model` for `config.epochs` on what `sampler` keeps each epoch; returns one record per epoch.
+
+    With `augment="all"`, each kept sample is augmented with probability `augment_share`."""
+    check_augment_mode(augment if augmenter is not None else "none", sampler)
     generator = torch.Generator().manual_seed(seed)
     optimizer = torch.optim.Adam(
         model.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay
@@ -67,18 +111,23 @@ def train_with_sampler(
     for epoch in epochs:
         plan = sampler.set_epoch(epoch)
         started = time.perf_counter()
+        order = torch.from_numpy(sampler.order())
+        rows, targets, weights = features[order], labels[order], sampler.loss_weights(order)
+        augment_started = time.perf_counter()
+        mask = torch.zeros(len(order), dtype=torch.bool)
+        if augmenter is not None and augment != "none":
+            mask = augment_mask(augment, sampler, order, augment_share, generator)
+            augmenter(rows, mask, generator)
+        augment_seconds = time.perf_counter() - augment_started
         model.train()
-        loss_sum = 0.0
-        for batch in sampler.batches(config.batch_size):
-            rows = features[batch]
-            if augmenter is not None:
-                rows = augmenter(rows, sampler.augment_mask(batch), generator)
-            embeddings = model.embed(standardize(rows))
-            per_sample = F.cross_entropy(model.head(embeddings), labels[batch], reduction="none")
+        loss_sum, n_augmented = 0.0, int(mask.sum())
+        for batch in torch.arange(len(order)).split(config.batch_size):
+            embeddings = model.embed(standardize(rows[batch]))
+            per_sample = F.cross_entropy(model.head(embeddings), targets[batch], reduction="none")
             optimizer.zero_grad(set_to_none=True)
-            (per_sample * sampler.loss_weights(batch)).mean().backward()
+            (per_sample * weights[batch]).mean().backward()
             optimizer.step()
-            sampler.record(batch, per_sample.detach(), embeddings.detach())
+            sampler.record(order[batch], per_sample.detach(), embeddings.detach())
             loss_sum += float(per_sample.detach().sum())
         training_seconds = time.perf_counter() - started
         model.eval()
@@ -86,11 +135,12 @@ def train_with_sampler(
             EpochRecord(
                 epoch=epoch,
                 n_kept=len(plan.indices),
-                n_augmented=plan.n_augmented,
+                n_augmented=n_augmented,
                 n_suppressed=len(plan.suppressed),
                 mean_loss=loss_sum / max(1, len(plan.indices)),
                 scoring_seconds=sampler.scoring_seconds,
                 training_seconds=training_seconds,
+                augment_seconds=augment_seconds,
                 test_accuracy=None if evaluate is None else evaluate(model),
             )
         )
