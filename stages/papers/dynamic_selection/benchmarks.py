@@ -2,7 +2,7 @@
 
 On the pipeline's prepared pool (clean labels, its consistency scores) and its training recipe, every method
 trains `repeats` times, each round in a seeded random order (`stages.core.timing.interleaved_seconds`), torch
-fixed to `dynamic_selection.threads` (as in the train step). Reported: medians of the per-epoch scoring, the
+fixed to `common.threads` (as the runner fixes it in the train step). Reported: medians of the per-epoch scoring, the
 training steps and their augmentation; the consistency precompute (the pipeline's consistency timings); their
 total, and the total at the claims ratio against full data (the reference). A second measurement times the
 augmentation alone on one epoch at the method's augmented share, the old way (a call and a copy of the batch
@@ -21,13 +21,13 @@ import torch
 from stages.core.errors import MissingSourceError
 from stages.core.io import read_json, read_parquet, write_json
 from stages.core.metrics import new_figure, save_figure
-from stages.core.params import load_section
+from stages.core.params import load_section, read_params_file
+from stages.core.seeding import pin_threads
 from stages.core.timing import interleaved_seconds, median_seconds
 from stages.papers.dynamic_selection.data import SelectionData, load_selection_data
 from stages.papers.dynamic_selection.params import DynamicSelectionParams
 from stages.papers.dynamic_selection.train import (
     RunContext,
-    fixed_threads,
     precompute_seconds,
     semantic_scores,
 )
@@ -153,24 +153,24 @@ def run_selection_benchmarks(root: str | Path = ".", repeats: int = 3) -> dict:
     """Time every method at the claims ratio and full data on the clean pool; write dynamic_selection.{json,png}."""
     root = Path(root)
     params = load_section(DynamicSelectionParams, "dynamic_selection", root / "params.yaml")
-    threads = params.threads
+    threads = int(read_params_file(root / "params.yaml").get("common", {}).get("threads", 2))
     data, consistency, timings = load_inputs(root)
     context = RunContext(params, data, 0.0, params.seeds[0], semantic_scores(consistency, 0.0), 0)
     reference = params.claims.full
     runs = [(label, 1.0 if label == reference else params.claims.ratio) for label in params.methods]
-    with fixed_threads(threads):
-        timed = time_runs(context, runs, repeats, timings)
-        method = timed[f"{params.claims.method}@{params.claims.ratio:g}"]
-        results = {
-            "pool_size": len(data.pool),
-            "epochs": params.train.epochs,
-            "repeats": repeats,
-            "torch_threads": threads,
-            "order": "seeded random permutation per round",
-            "reference": f"{reference}@1",
-            "runs": timed,
-            "augmentation_one_epoch": augmentation_cost(context, method["augmented_share"], repeats),
-        }
+    pin_threads(threads)
+    timed = time_runs(context, runs, repeats, timings)
+    method = timed[f"{params.claims.method}@{params.claims.ratio:g}"]
+    results = {
+        "pool_size": len(data.pool),
+        "epochs": params.train.epochs,
+        "repeats": repeats,
+        "torch_threads": threads,
+        "order": "seeded random permutation per round",
+        "reference": f"{reference}@1",
+        "runs": timed,
+        "augmentation_one_epoch": augmentation_cost(context, method["augmented_share"], repeats),
+    }
     full = results["runs"][results["reference"]]["total_s"]
     for entry in results["runs"].values():
         entry["time_vs_full"] = round(entry["total_s"] / full, 4)

@@ -38,7 +38,6 @@ from stages.methods.selection.dynamic.consistency import (
     random_texts,
 )
 from stages.papers.dynamic_selection.data import NoisyLabels, SelectionData, load_selection_data
-from stages.papers.dynamic_selection.train import fixed_threads
 
 SOURCES = ("held_out", "label_filter")
 
@@ -104,12 +103,6 @@ class Scorer:
 
 
 def run(ctx: StepContext) -> None:
-    """Score under `threads` torch threads (the seconds count in the methods' cost)."""
-    with fixed_threads(ctx.params.threads):
-        score_all(ctx)
-
-
-def score_all(ctx: StepContext) -> None:
     """Embed the class texts, score every noise rate with both sources, write scores, texts, report, timings."""
     params = ctx.params
     data = load_selection_data(ctx.input("pool"), ctx.input("test"), ctx.input("labels"))

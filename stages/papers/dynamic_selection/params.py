@@ -72,15 +72,6 @@ class DynamicSelectionParams(PoolParams):
         description="clean-labelled train rows outside the pool that the image→text projection is fitted on "
         "(the CLIP stand-in's 'pretraining data'; never the test split, never noised)",
     )
-    threads: int = Field(
-        1, ge=1, description="torch threads while training and benchmarking (fixed for timing)"
-    )
-    threads: int = Field(
-        1,
-        ge=1,
-        description="torch threads of the consistency and train steps and the benchmark (in place of "
-        "common.threads: on a shared machine two threads per process ran up to 10× slower than one)",
-    )
     noise_rates: list[float] = Field(default_factory=lambda: [0.0, 0.2], min_length=1)
     ratios: list[float] = Field(default_factory=lambda: [0.5, 0.3], min_length=1)
     methods: dict[str, MethodParams]

@@ -55,7 +55,6 @@ STEPS = (
             "dynamic_selection.dataset",
             "dynamic_selection.class_descriptions",
             "dynamic_selection.projection",
-            "dynamic_selection.threads",
         ),
         description="semantic consistency: class texts (all-MiniLM-L6-v2) vs an image→text projection fitted on "
         "the held-out split (CLIP stand-in) or cross-fitted on the noisy pool labels (label-filter ablation)",
@@ -66,7 +65,6 @@ STEPS = (
         outs=DATA.pick("runs", "epochs", timings="train_timings"),
         params=(
             "common.seed",
-            "dynamic_selection.threads",
             "dynamic_selection.seeds",
             "dynamic_selection.noise_rates",
             "dynamic_selection.ratios",

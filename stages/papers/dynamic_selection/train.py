@@ -2,7 +2,7 @@
 
 All methods of one (noise rate, seed) share the model initialisation; they run in an order shuffled per
 (noise rate, seed) (seeded), so that load drifting over the run does not always hit the same method last
-(torch fixed to `dynamic_selection.threads` threads). Writes one row per run (final test accuracy,
+(torch fixed to `common.threads` threads by the runner). Writes one row per run (final test accuracy,
 how often flipped and clean samples were trained on, what was suppressed), one row per epoch, and the
 wall-clock timings (kept apart so the data outputs are byte-identical across reruns), including each run's
 precompute seconds: the consistency step's time for the scores it reads (0 for methods that read none).
@@ -10,8 +10,6 @@ precompute seconds: the consistency step's time for the scores it reads (0 for m
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import asdict
 
 import numpy as np
@@ -42,17 +40,6 @@ def semantic_scores(consistency: pl.DataFrame, rate: float) -> dict[str, Semanti
             block["consistency"].to_numpy(), block["label_probability"].to_numpy()
         )
     return scores
-
-
-@contextmanager
-def fixed_threads(threads: int) -> Iterator[None]:
-    """Run the block with torch fixed to `threads` threads (restored after)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(threads)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def precompute_seconds(params: DynamicSelectionParams, label: str, rate: float, timings: dict) -> float:
@@ -172,12 +159,6 @@ def timing_entry(key: dict, records: list[EpochRecord], precompute: float) -> di
 
 
 def run(ctx: StepContext) -> None:
-    """Train every configured run (torch fixed to `threads` threads) and write runs, epochs and timings."""
-    with fixed_threads(ctx.params.threads):
-        train_all(ctx)
-
-
-def train_all(ctx: StepContext) -> None:
     """Train every configured run in the shuffled order and write runs, epochs and timings."""
     params = ctx.params
     data = load_selection_data(ctx.input("pool"), ctx.input("test"), ctx.input("labels"))
