@@ -126,7 +126,9 @@ def test_stop_rule_fails_when_a_seed_never_stops_and_holds_when_all_stop_close(i
 
 # ---------------------------------------------------------------------------------------- dynamic selection
 
-NAMES = DynamicClaims(baselines=["random"], ratio=0.5, noise_rate=0.2, tolerance=0.005, min_time_saving=0.4)
+NAMES = DynamicClaims(
+    baselines=["random"], ratio=0.5, noise_rate=0.2, tolerance=0.005, min_time_saving=0.4, ablations=[]
+)
 
 
 def _dynamic_summary(accuracy: dict[tuple[float, str], list[float]], epochs: dict[str, list[float]]):
