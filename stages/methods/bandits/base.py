@@ -1,0 +1,71 @@
+"""The interface every bandit algorithm implements, and the estimation pieces they share."""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from typing import ClassVar
+
+import numpy as np
+
+from stages.core.params import StrictModel
+from stages.methods.bandits.environment import LinearBandit
+from stages.methods.bandits.trace import Recorder, Trace
+
+
+class BanditAlgorithm(ABC):
+    """A (batched) linear bandit policy: `run(bandit, horizon, rng)` plays T pulls and returns a Trace.
+
+    Subclasses set `name`, an `Options` model (validated by the registry, naming the key) and implement
+    :meth:`play`, which only ever sees rewards through the :class:`Recorder` (never θ).
+    """
+
+    name: ClassVar[str]
+    Options: ClassVar[type[StrictModel]]
+
+    def __init__(self, options: StrictModel | None = None) -> None:
+        self.options = options if options is not None else self.Options()
+
+    def run(self, bandit: LinearBandit, horizon: int, rng: np.random.Generator) -> Trace:
+        """Play `horizon` pulls; the trace carries the wall time in `seconds`."""
+        started = time.perf_counter()
+        recorder = Recorder(bandit, horizon, rng)
+        trace = self.play(bandit.arms, recorder)
+        trace.seconds = time.perf_counter() - started
+        return trace
+
+    @abstractmethod
+    def play(self, arms: np.ndarray, recorder: Recorder) -> Trace:
+        """Play until `recorder.remaining` is 0 and return `recorder.finish(...)`."""
+
+
+class RidgeState:
+    """Cumulative ridge regression: V = λI + Σ x xᵀ, b = Σ x y, θ̂ = V⁻¹ b."""
+
+    def __init__(self, dim: int, ridge: float) -> None:
+        self.gram = ridge * np.eye(dim)
+        self.moment = np.zeros(dim)
+
+    def add(self, features: np.ndarray, rewards: np.ndarray) -> None:
+        self.gram += features.T @ features
+        self.moment += features.T @ rewards
+
+    def theta(self) -> np.ndarray:
+        return np.linalg.solve(self.gram, self.moment)
+
+    def inverse(self) -> np.ndarray:
+        return np.linalg.inv(self.gram)
+
+
+def ridge_estimate(features: np.ndarray, rewards: np.ndarray, ridge: float) -> np.ndarray:
+    """θ̂ = (XᵀX + λI)⁻¹ Xᵀy on these pulls only."""
+    state = RidgeState(features.shape[1], ridge)
+    state.add(features, rewards)
+    return state.theta()
+
+
+def pulls_in_order(active: np.ndarray, counts: np.ndarray, limit: int) -> np.ndarray:
+    """Arm indices to play: active[i] repeated counts[i] times, arm by arm (the batch is fixed up front),
+    cut after `limit` pulls (what is left of the horizon)."""
+    cumulative = np.minimum(np.cumsum(counts), limit)
+    return np.repeat(active, np.diff(cumulative, prepend=0))
