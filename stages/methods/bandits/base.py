@@ -22,6 +22,8 @@ class BanditAlgorithm(ABC):
 
     name: ClassVar[str]
     Options: ClassVar[type[StrictModel]]
+    eliminates: ClassVar[bool] = False
+    """Whether the algorithm drops arms (then best-arm survival is meaningful)."""
 
     def __init__(self, options: StrictModel | None = None) -> None:
         self.options = options if options is not None else self.Options()

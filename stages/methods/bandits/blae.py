@@ -46,9 +46,12 @@ class BLAE(BanditAlgorithm):
     """Batched Linear bandit with Arm Elimination (regularised G-optimal design, per-batch ridge)."""
 
     name = "blae"
+    eliminates = True
 
     class Options(StrictModel):
-        ridge: float = Field(1.0, gt=0, description="λ: ridge of the per-batch regression; design ridge λ/n_ℓ")
+        ridge: float = Field(
+            1.0, gt=0, description="λ: ridge of the per-batch regression; design ridge λ/n_ℓ"
+        )
         width: float = Field(1.0, gt=0, description="c in ε_ℓ = c √(2 g_ℓ log(2KT)/n_ℓ)")
         design_tol: float = Field(1e-3, gt=0, description="Frank–Wolfe duality-gap tolerance")
 

@@ -47,7 +47,9 @@ class Design:
 def _span_basis(arms: np.ndarray) -> np.ndarray:
     """Coordinates of the arms in an orthonormal basis of their span (rank × columns)."""
     _, singular, vt = np.linalg.svd(arms, full_matrices=False)
-    rank = int((singular > singular.max() * max(arms.shape) * np.finfo(float).eps).sum()) if singular.size else 0
+    rank = (
+        int((singular > singular.max() * max(arms.shape) * np.finfo(float).eps).sum()) if singular.size else 0
+    )
     return arms @ vt[: max(rank, 1)].T
 
 
@@ -60,7 +62,9 @@ def _initial_weights(arms: np.ndarray) -> np.ndarray:
     return weights
 
 
-def _variances(arms: np.ndarray, weights: np.ndarray, reg: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _variances(
+    arms: np.ndarray, weights: np.ndarray, reg: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """M = Σ π x xᵀ, the Cholesky factor of C = M + λI, and every arm's variance ‖x‖²_{C⁻¹}."""
     support = weights > 0
     moment = (arms[support].T * weights[support]) @ arms[support]

@@ -65,7 +65,9 @@ def chernoff_statistic(arms: np.ndarray, theta: np.ndarray, gram_inverse: np.nda
     best = int(np.argmax(estimates))
     others = np.delete(np.arange(len(arms)), best)
     differences = arms[others] - arms[best]
-    norms = np.einsum("ij,jk,ik->i", differences, gram_inverse + SDP_JITTER * np.eye(arms.shape[1]), differences)
+    norms = np.einsum(
+        "ij,jk,ik->i", differences, gram_inverse + SDP_JITTER * np.eye(arms.shape[1]), differences
+    )
     gaps = estimates[best] - estimates[others]
     return float(np.min(gaps**2 / (2 * norms))), best
 
@@ -74,6 +76,7 @@ class E4(BanditAlgorithm):
     """E4 / E3TC: D-optimal exploration, track-and-stop batch, Chernoff stop, then elimination phases."""
 
     name = "e4"
+    eliminates = True
 
     class Options(StrictModel):
         gamma: float = Field(10.0, ge=0, description="γ of the (log T)^{1+γ} phase (the code's default 10)")

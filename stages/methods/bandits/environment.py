@@ -24,7 +24,11 @@ def _finite(values: np.ndarray, what: str) -> None:
 
 
 def validate_instance(
-    arms: np.ndarray, theta: np.ndarray, horizon: int = 1, arms_source: str = "arms", theta_source: str = "theta"
+    arms: np.ndarray,
+    theta: np.ndarray,
+    horizon: int = 1,
+    arms_source: str = "arms",
+    theta_source: str = "theta",
 ) -> None:
     """Raise :class:`BanditInputError` naming the source unless the instance is usable.
 

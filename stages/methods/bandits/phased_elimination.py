@@ -35,6 +35,7 @@ class PhasedElimination(BanditAlgorithm):
     """PhaElimD: D-optimal phases of length T^{1−2^{−l}}, cumulative ridge estimate, 2ε elimination."""
 
     name = "phaelimd"
+    eliminates = True
 
     class Options(StrictModel):
         ridge: float = Field(1.0, gt=0, description="ridge λ of the cumulative regression (code: 1)")

@@ -60,7 +60,9 @@ class Trace:
     @property
     def best_arm_eliminated(self) -> bool:
         """Whether the best arm was dropped (or not among the survivors)."""
-        return bool(self.eliminated_at[self.best_arm] != NOT_ELIMINATED or self.best_arm not in self.survivors)
+        return bool(
+            self.eliminated_at[self.best_arm] != NOT_ELIMINATED or self.best_arm not in self.survivors
+        )
 
     def to_frame(self) -> pl.DataFrame:
         """One row per pull: t (1-based), arm, reward, regret, cumulative_regret, batch."""

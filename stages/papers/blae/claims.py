@@ -1,0 +1,193 @@
+"""Step `blae-claims`: the card's three claims, three-way verdicts over seeds.
+
+- `batch_bound`: BLAE uses ≤ ⌈log₂log₂T⌉ + 2 batches in every run. A bound on every run, so each cell's
+  evidence carries the observed range over seeds (min, max) as its interval, judged against bound + 1
+  (integers): it holds only if no run exceeds the bound, fails if every run does, else inconclusive.
+- `outperforms`: BLAE's final regret is below every batched baseline's in every cell run (paired by seed,
+  t interval of the mean difference wholly below 0); the ratio to the best baseline is reported.
+- `low_overhead`: BLAE's wall time ≤ E4's (paired difference below 0) and ≤ `runtime_ratio` × PhaElimD's
+  (per-seed ratio below the bound), one timing per run from `timings/simulate.json`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from stages.core.claims import Claim, Evidence, compare, compare_paired, judge, verdict_claim, write_claims
+from stages.core.context import StepContext
+from stages.core.io import read_json, read_parquet
+from stages.methods.bandits.blae import batch_bound
+from stages.papers.blae.params import BLAEParams
+
+
+def per_seed(frame: pl.DataFrame, cell: str, algorithm: str, column: str) -> dict[str, float]:
+    rows = frame.filter((pl.col("cell") == cell) & (pl.col("algorithm") == algorithm)).sort("seed")
+    return {str(seed): float(value) for seed, value in zip(rows["seed"], rows[column], strict=True)}
+
+
+def range_evidence(name: str, values: dict[str, float], bound: int) -> Evidence:
+    """A bound on every run: the interval is the observed range over seeds, judged against bound + 1."""
+    array = np.array(list(values.values()))
+    interval = (float(array.min()), float(array.max()))
+    return Evidence(
+        name=name,
+        per_seed=values,
+        mean=float(array.mean()),
+        interval=interval,
+        interval_kind="range over seeds (every run)",
+        threshold=bound + 1,
+        direction="below",
+        verdict=judge(*interval, bound + 1, "below"),
+        note=f"integer counts: ≤ {bound} ⟺ < {bound + 1}",
+    )
+
+
+def horizon_evidence(horizons: pl.DataFrame, method: str) -> list[Evidence]:
+    """The bound at each horizon of the batches-vs-T runs."""
+    evidence = []
+    for horizon in sorted(horizons["horizon"].unique()):
+        rows = horizons.filter((pl.col("algorithm") == method) & (pl.col("horizon") == horizon)).sort("seed")
+        values = {str(seed): float(value) for seed, value in zip(rows["seed"], rows["batches"], strict=True)}
+        evidence.append(
+            range_evidence(f"{method} batches at T = {horizon}", values, batch_bound(int(horizon)))
+        )
+    return evidence
+
+
+def batch_claim(runs: pl.DataFrame, horizons: pl.DataFrame, params: BLAEParams) -> Claim:
+    horizon = params.grid.horizon
+    bound = batch_bound(horizon)
+    method = params.claims.method
+    cells = sorted(runs["cell"].unique())
+    evidence = [
+        range_evidence(f"{method} batches in {cell}", per_seed(runs, cell, method, "batches"), bound)
+        for cell in cells
+    ]
+    evidence += horizon_evidence(horizons, method)
+    at_horizons = (
+        horizons.group_by("algorithm", "horizon").agg(pl.col("batches").max()).sort("algorithm", "horizon")
+    )
+    counts = runs.group_by("cell", "algorithm").agg(
+        pl.col("batches").min().alias("min"), pl.col("batches").max().alias("max")
+    )
+    return verdict_claim(
+        id="batch_bound",
+        statement=f"BLAE uses at most ⌈log₂log₂T⌉ + 2 = {bound} batches (T = {horizon}) in every run.",
+        measured={
+            "horizon": horizon,
+            "bound": bound,
+            "batches_min_max": {
+                f"{row['cell']}/{row['algorithm']}": [row["min"], row["max"]]
+                for row in counts.sort("cell", "algorithm").iter_rows(named=True)
+            },
+            "max_batches_by_horizon": {
+                f"{row['algorithm']}/T={row['horizon']}": [row["batches"], batch_bound(int(row["horizon"]))]
+                for row in at_horizons.iter_rows(named=True)
+            },
+        },
+        criterion=f"in every cell (T = {horizon}) and at every horizon of the batches-vs-T runs, the largest batch "
+        f"count over seeds of {method} is ≤ ⌈log₂log₂T⌉ + 2",
+        evidence=evidence,
+    )
+
+
+def regret_claim(runs: pl.DataFrame, params: BLAEParams) -> Claim:
+    names = params.claims
+    excluded = {names.method, *names.unbatched}
+    evidence, ratios, skipped = [], {}, {}
+    for cell in sorted(runs["cell"].unique()):
+        present = sorted(set(runs.filter(pl.col("cell") == cell)["algorithm"]))
+        baselines = [label for label in present if label not in excluded]
+        skipped[cell] = sorted(set(params.algorithms) - set(present))
+        ours = per_seed(runs, cell, names.method, "final_regret")
+        means = {
+            label: np.mean(list(per_seed(runs, cell, label, "final_regret").values())) for label in baselines
+        }
+        best = min(means, key=means.get)
+        ratios[cell] = {
+            "best_baseline": best,
+            "ratio": round(float(np.mean(list(ours.values())) / means[best]), 4),
+        }
+        evidence += [
+            compare_paired(
+                f"{names.method} − {label} final regret in {cell}",
+                ours,
+                per_seed(runs, cell, label, "final_regret"),
+                0.0,
+                "below",
+                names.confidence,
+            )
+            for label in baselines
+        ]
+    return verdict_claim(
+        id="outperforms",
+        statement="BLAE consistently outperforms the batched baselines: its mean final regret is below every "
+        "baseline's in every cell (Fig. 1).",
+        measured={"ratio_to_best_baseline": ratios, "not_run": {c: s for c, s in skipped.items() if s}},
+        criterion="per cell and batched baseline, the t interval over seeds of the paired difference of final "
+        f"regret ({names.method} − baseline) lies wholly below 0; unbatched references ({', '.join(names.unbatched)}) "
+        "are reported, not judged",
+        evidence=evidence,
+    )
+
+
+def runtime_claim(runs: pl.DataFrame, timings: dict, params: BLAEParams) -> Claim:
+    names = params.claims
+    seconds = pl.DataFrame(timings["runs"])
+    evidence, medians = [], {}
+    for cell in sorted(runs["cell"].unique()):
+        ours = per_seed(seconds, cell, names.method, "seconds")
+        present = set(seconds.filter(pl.col("cell") == cell)["algorithm"])
+        medians[cell] = {
+            label: round(float(np.median(list(per_seed(seconds, cell, label, "seconds").values()))), 4)
+            for label in sorted(present)
+        }
+        if names.reference in present:
+            evidence.append(
+                compare_paired(
+                    f"{names.method} − {names.reference} seconds in {cell}",
+                    ours,
+                    per_seed(seconds, cell, names.reference, "seconds"),
+                    0.0,
+                    "below",
+                    names.confidence,
+                    note="one timing per run",
+                )
+            )
+        cheap = per_seed(seconds, cell, names.cheap_baseline, "seconds")
+        evidence.append(
+            compare(
+                f"{names.method} / {names.cheap_baseline} seconds in {cell}",
+                {seed: ours[seed] / cheap[seed] for seed in ours},
+                names.runtime_ratio,
+                "below",
+                names.confidence,
+                note="one timing per run",
+            )
+        )
+    for item in evidence:
+        item.median = float(np.median(list(item.per_seed.values())))
+    return verdict_claim(
+        id="low_overhead",
+        statement=f"BLAE has low computational overhead: wall time ≤ E4's in every cell and ≤ "
+        f"{names.runtime_ratio}× PhaElimD's (the bound is ours).",
+        measured={"median_seconds": medians},
+        criterion=f"per cell: t interval of the paired {names.method} − {names.reference} seconds wholly below 0 "
+        f"(cells where E4 ran), and of the per-seed ratio {names.method}/{names.cheap_baseline} wholly below "
+        f"{names.runtime_ratio}",
+        evidence=evidence,
+    )
+
+
+def run(ctx: StepContext) -> None:
+    params: BLAEParams = ctx.params
+    runs = read_parquet(ctx.input("runs"))
+    claims = [
+        batch_claim(runs, read_parquet(ctx.input("horizons")), params),
+        regret_claim(runs, params),
+        runtime_claim(runs, read_json(ctx.input("timings")), params),
+    ]
+    for claim in claims:
+        ctx.log(f"{claim.id}: {claim.verdict}: {claim.reason}")
+    write_claims(claims, ctx.output("claims"))
