@@ -1,8 +1,8 @@
 """Step `blae-claims`: the card's three claims, three-way verdicts over seeds.
 
 - `batch_bound`: BLAE uses ≤ ⌈log₂log₂T⌉ + 2 batches in every run. A bound on every run, so each cell's
-  evidence carries the observed range over seeds (min, max) as its interval, judged against bound + 1
-  (integers): it holds only if no run exceeds the bound, fails if every run does, else inconclusive.
+  evidence carries the observed range over seeds (min, max) as its interval: it holds if no run exceeds the
+  bound and fails if one does (deterministic: no seed noise can rescue a run over the bound).
 - `outperforms`: BLAE's final regret is below every batched baseline's in every cell run (paired by seed,
   t interval of the mean difference wholly below 0); the ratio to the best baseline is reported.
 - `low_overhead`: BLAE's wall time ≤ E4's (paired difference below 0) and ≤ `runtime_ratio` × PhaElimD's
@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from stages.core.claims import Claim, Evidence, compare, compare_paired, judge, verdict_claim, write_claims
+from stages.core.claims import Claim, Evidence, compare, compare_paired, verdict_claim, write_claims
 from stages.core.context import StepContext
 from stages.core.io import read_json, read_parquet
 from stages.methods.bandits.blae import batch_bound
@@ -27,7 +27,8 @@ def per_seed(frame: pl.DataFrame, cell: str, algorithm: str, column: str) -> dic
 
 
 def range_evidence(name: str, values: dict[str, float], bound: int) -> Evidence:
-    """A bound on every run: the interval is the observed range over seeds, judged against bound + 1."""
+    """A bound on every run: holds if no run exceeds it, fails if one does (a single run over the bound
+    refutes "every run"); the interval recorded is the observed range over seeds."""
     array = np.array(list(values.values()))
     interval = (float(array.min()), float(array.max()))
     return Evidence(
@@ -36,10 +37,10 @@ def range_evidence(name: str, values: dict[str, float], bound: int) -> Evidence:
         mean=float(array.mean()),
         interval=interval,
         interval_kind="range over seeds (every run)",
-        threshold=bound + 1,
+        threshold=bound + 0.5,
         direction="below",
-        verdict=judge(*interval, bound + 1, "below"),
-        note=f"integer counts: ≤ {bound} ⟺ < {bound + 1}",
+        verdict="holds" if interval[1] <= bound else "fails",
+        note=f"integer counts: ≤ {bound} ⟺ < {bound + 0.5}; judged on the largest run",
     )
 
 

@@ -1,0 +1,155 @@
+"""BLAE paper: params, the claims logic on synthetic runs, and `icml25 bandit` on a user's arm file."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import polars as pl
+import pytest
+
+from stages.commands import main
+from stages.core.errors import ParamsError
+from stages.core.params import load_section, validate_section
+from stages.methods.bandits.own_data import arms_frame
+from stages.papers.blae.claims import range_evidence, regret_claim
+from stages.papers.blae.params import BLAEParams
+from stages.papers.blae.simulate import algorithms_for, checkpoints
+
+
+@pytest.fixture
+def params(repo_root) -> BLAEParams:
+    return load_section(BLAEParams, "blae", repo_root / "params.yaml")
+
+
+def test_scale_full_switches_to_the_paper_grid(params):
+    full = params.model_copy(update={"scale": "full"})
+    assert full.grid.horizon == 100_000 and len(full.grid.cells) == 16 and len(full.grid.seeds) == 10
+    assert params.grid.horizon == 20_000 and params.grid.e4_max_arms == 100
+
+
+def test_bad_algorithm_option_names_the_key():
+    raw = {"algorithms": {"blae": {"algorithm": "blae", "options": {"width": 0}}}}
+    with pytest.raises(ParamsError, match=r"blae\.algorithms\.blae\.options\.width"):
+        validate_section(BLAEParams, raw, "blae")
+
+
+def test_e4_skipped_above_its_arm_limit(params):
+    cells = {cell.n_arms: cell for cell in params.grid.cells}
+    assert "e4" not in algorithms_for(cells[200], params.grid, list(params.algorithms))
+    assert "e4" in algorithms_for(cells[50], params.grid, list(params.algorithms))
+
+
+def test_checkpoints_end_at_the_horizon():
+    points = checkpoints(1000, 100)
+    assert points[0] == 1 and points[-1] == 1000 and len(points) == 100
+
+
+def test_range_evidence_is_a_bound_on_every_run():
+    assert range_evidence("b", {"0": 4, "1": 5}, 5).verdict == "holds"
+    assert (
+        range_evidence("b", {"0": 5, "1": 6}, 5).verdict == "fails"
+    )  # one run over the bound refutes "every run"
+    assert range_evidence("b", {"0": 6, "1": 7}, 5).verdict == "fails"
+
+
+def _runs(blae: list[float], other: list[float]) -> pl.DataFrame:
+    rows = [
+        {"cell": "c", "seed": seed, "algorithm": name, "final_regret": value}
+        for name, values in (("blae", blae), ("phaelimd", other), ("linucb", [1.0] * len(blae)))
+        for seed, value in enumerate(values)
+    ]
+    return pl.DataFrame(rows)
+
+
+def test_regret_claim_three_verdicts_and_ignores_the_unbatched_reference(params):
+    holds = regret_claim(_runs([10, 11, 12], [20, 22, 21]), params)
+    assert (
+        holds.verdict == "holds"
+        and holds.measured["ratio_to_best_baseline"]["c"]["best_baseline"] == "phaelimd"
+    )
+    assert regret_claim(_runs([30, 31, 32], [20, 22, 21]), params).verdict == "fails"
+    assert regret_claim(_runs([10, 25, 20], [20, 12, 22]), params).verdict == "inconclusive"
+
+
+# ----------------------------------------------------------------------------------------- icml25 bandit
+
+
+def _arms_file(tmp_path, arms: np.ndarray):
+    path = tmp_path / "arms.parquet"
+    arms_frame(arms).write_parquet(path)
+    return path
+
+
+def test_bandit_command_writes_a_trace_and_a_report(tmp_path):
+    arms = np.random.default_rng(0).uniform(size=(12, 3))
+    out = tmp_path / "run"
+    code = main(
+        [
+            "bandit",
+            "--arms",
+            str(_arms_file(tmp_path, arms)),
+            "--theta",
+            "1,0.5,0.2",
+            "--horizon",
+            "3000",
+            "--algorithm",
+            "blae",
+            "--option",
+            "width=0.5",
+            "--output",
+            str(out),
+        ]
+    )
+    assert code == 0
+    trace = pl.read_parquet(out / "trace.parquet")
+    assert trace.height == 3000 and trace["cumulative_regret"][-1] == pytest.approx(trace["regret"].sum())
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["options"]["width"] == 0.5 and summary["batches"] == trace["batch"].max() + 1
+    assert "final pseudo-regret" in (out / "report.md").read_text()
+
+
+@pytest.mark.parametrize(
+    ("arms", "theta", "horizon", "message"),
+    [
+        (np.array([[1.0, np.nan], [0.0, 1.0], [1.0, 1.0]]), "1,1", "100", "column 'x1' has 1 null/NaN"),
+        (np.array([[1.0, 2.0], [2.0, 4.0], [3.0, 6.0]]), "1,1", "100", "rank-deficient"),
+        (np.array([[1.0, 2.0]]), "1,1", "100", "K = 1"),
+        (np.eye(3), "1,1", "100", "--theta: θ must have d = 3"),
+        (np.eye(3), "1,1,x", "100", "--theta: θ must be a list of numbers"),
+        (np.eye(3), "1,1,1", "0", "horizon: T = 0"),
+    ],
+)
+def test_bandit_command_bad_input_fails_naming_it_and_writes_nothing(
+    tmp_path, capsys, arms, theta, horizon, message
+):
+    arms_path = _arms_file(tmp_path, arms)
+    out = tmp_path / "run"
+    code = main(
+        ["bandit", "--arms", str(arms_path), "--theta", theta, "--horizon", horizon, "--output", str(out)]
+    )
+    error = capsys.readouterr().err
+    assert code != 0 and message in error
+    assert not out.exists()
+    if "arms" in message or "rank" in message or "K = 1" in message:
+        assert str(arms_path) in error
+
+
+def test_bandit_command_unknown_algorithm_lists_the_valid_ones(tmp_path, capsys):
+    arms_path = _arms_file(tmp_path, np.eye(3))
+    code = main(
+        [
+            "bandit",
+            "--arms",
+            str(arms_path),
+            "--theta",
+            "1,0,0",
+            "--horizon",
+            "10",
+            "--algorithm",
+            "ucb",
+            "--output",
+            str(tmp_path / "o"),
+        ]
+    )
+    assert code != 0 and "valid names: blae, e4, linucb, phaelimd, rs_oful" in capsys.readouterr().err
