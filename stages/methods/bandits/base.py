@@ -28,8 +28,13 @@ class BanditAlgorithm(ABC):
     def __init__(self, options: StrictModel | None = None) -> None:
         self.options = options if options is not None else self.Options()
 
+    def prepare(self) -> None:
+        """Load what the algorithm needs (imports, solvers) so that it is not timed as part of a run."""
+        return None
+
     def run(self, bandit: LinearBandit, horizon: int, rng: np.random.Generator) -> Trace:
-        """Play `horizon` pulls; the trace carries the wall time in `seconds`."""
+        """Play `horizon` pulls; the trace carries the wall time in `seconds` (after :meth:`prepare`)."""
+        self.prepare()
         started = time.perf_counter()
         recorder = Recorder(bandit, horizon, rng)
         trace = self.play(bandit.arms, recorder)

@@ -83,6 +83,10 @@ class E4(BanditAlgorithm):
         ridge: float = Field(1.0, gt=0, description="ridge λ of the cumulative regression (code: 1)")
         design_tol: float = Field(1e-3, gt=0, description="Frank–Wolfe duality-gap tolerance")
 
+    def prepare(self) -> None:
+        """Import cvxpy (about a second) before the clock starts."""
+        import cvxpy  # noqa: F401
+
     def _explore(self, arms, active, n_pulls, state, recorder) -> None:
         counts = d_optimal_pulls(arms[active], n_pulls, arms.shape[1], self.options.design_tol)
         pulled, rewards = recorder.play(pulls_in_order(active, counts, recorder.remaining))

@@ -4,7 +4,8 @@
   thread, `repeats` rounds in a seeded random order (`stages.core.timing.interleaved_seconds`, no warm-up: an
   E4 run is a minute here), median seconds and the ratio to BLAE.
 - Design: Frank–Wolfe with away steps (tol 10⁻³, λ = 0) on K = 50 → 3,200 uniform arms in d = 10, interleaved
-  repeats, median seconds, iterations and support size, to show how the solver grows with K.
+  repeats, median seconds, iterations, seconds per iteration and support size: the iteration count depends on
+  the instance, the cost of an iteration grows with K (one K × d² variance pass).
 
 Writes reports/benchmarks/blae.{json,png}.
 """
@@ -77,6 +78,9 @@ def bench_design(
                 "n_arms": n,
                 "median_seconds": round(statistics.median(seconds[str(n)]), 4),
                 "iterations": designs[n].iterations,
+                "ms_per_iteration": round(
+                    1000 * statistics.median(seconds[str(n)]) / max(designs[n].iterations, 1), 4
+                ),
                 "support": len(designs[n].support),
                 "gap": designs[n].gap,
                 "max_variance": round(designs[n].max_variance, 6),
@@ -97,9 +101,14 @@ def plot(results: dict, path: Path) -> None:
     a = results["algorithms"]
     left.set_title(f"K = {a['n_arms']}, d = {a['dim']}, T = {a['horizon']:,}", fontsize=9)
     rows = results["design"]["rows"]
-    right.loglog([r["n_arms"] for r in rows], [r["median_seconds"] for r in rows], marker="o")
+    sizes = [r["n_arms"] for r in rows]
+    right.loglog(sizes, [r["median_seconds"] for r in rows], marker="o", label="seconds per solve")
+    right.loglog(
+        sizes, [r["ms_per_iteration"] / 1000 for r in rows], marker="s", label="seconds per iteration"
+    )
     right.set_xlabel("arms K")
-    right.set_ylabel("design solve seconds (median)")
+    right.set_ylabel("seconds (median)")
+    right.legend(fontsize=7)
     right.set_title(
         f"Frank–Wolfe + away steps, d = {results['design']['dim']}, gap ≤ {results['design']['tol']}",
         fontsize=9,

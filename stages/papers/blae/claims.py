@@ -83,7 +83,10 @@ def batch_claim(runs: pl.DataFrame, horizons: pl.DataFrame, params: BLAEParams) 
                 for row in counts.sort("cell", "algorithm").iter_rows(named=True)
             },
             "max_batches_by_horizon": {
-                f"{row['algorithm']}/T={row['horizon']}": [row["batches"], batch_bound(int(row["horizon"]))]
+                f"{row['algorithm']}/T={row['horizon']}": {
+                    "max": row["batches"],
+                    "bound": batch_bound(int(row["horizon"])),
+                }
                 for row in at_horizons.iter_rows(named=True)
             },
         },

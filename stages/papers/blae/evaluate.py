@@ -58,19 +58,22 @@ def regret_figure(curves: pl.DataFrame, path) -> None:
     rows = math.ceil(len(cells) / columns)
     figure, axes = new_figure(4.2 * columns, 3.2 * rows, ncols=columns, nrows=rows)
     axes = np.atleast_1d(axes).ravel()
+    algorithms = sorted(mean["algorithm"].unique())
+    colours = {name: f"C{index}" for index, name in enumerate(algorithms)}  # the same colour in every panel
     for axis, cell in zip(axes, cells, strict=False):
-        for algorithm in sorted(mean["algorithm"].unique()):
+        for algorithm in algorithms:
             line = mean.filter((pl.col("cell") == cell) & (pl.col("algorithm") == algorithm)).sort("t")
             if line.height:
                 t, m, s = line["t"].to_numpy(), line["mean"].to_numpy(), line["se"].to_numpy()
-                axis.plot(t, m, label=algorithm)
-                axis.fill_between(t, m - s, m + s, alpha=0.2)
-        axis.set_title(cell, fontsize=9)
+                axis.plot(t, m, label=algorithm, color=colours[algorithm])
+                axis.fill_between(t, m - s, m + s, alpha=0.2, color=colours[algorithm])
+        axis.set_title(f"{cell} (mean ± s.e. over seeds)", fontsize=9)
         axis.set_xlabel("t")
         axis.set_ylabel("cumulative regret")
     for axis in axes[len(cells) :]:
         axis.set_visible(False)
-    axes[0].legend(fontsize=7)
+    handles = [axes[0].plot([], [], color=colours[name], label=name)[0] for name in algorithms]
+    axes[0].legend(handles=handles, fontsize=7)
     save_figure(figure, path)
 
 
