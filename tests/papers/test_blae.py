@@ -153,3 +153,18 @@ def test_bandit_command_unknown_algorithm_lists_the_valid_ones(tmp_path, capsys)
         ]
     )
     assert code != 0 and "valid names: blae, e4, linucb, phaelimd, rs_oful" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("grid", "key"),
+    [
+        ({"horizon": 0, "cells": [{"n_arms": 5, "dim": 2}]}, r"blae\.default\.horizon"),
+        ({"cells": [{"n_arms": 1, "dim": 2}]}, r"blae\.default\.cells\.0\.n_arms"),
+        ({"cells": [{"n_arms": 5, "dim": 0}]}, r"blae\.default\.cells\.0\.dim"),
+        ({"cells": [{"arms": "cauchy", "n_arms": 5, "dim": 2}]}, r"blae\.default\.cells\.0\.arms"),
+    ],
+)
+def test_bad_grid_params_name_the_key(params, grid, key):
+    raw = params.model_dump(mode="json") | {"default": grid}
+    with pytest.raises(ParamsError, match=key):
+        validate_section(BLAEParams, raw, "blae")
