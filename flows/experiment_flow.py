@@ -20,6 +20,13 @@ from stages.core.params import PARAMS_FILE, read_params_file
 from stages.experiments import run_experiment, validate_overrides
 
 DASK_ADDRESS_ENV = "ICML25_DASK_ADDRESS"
+LOCAL_CLUSTER = {
+    "n_workers": 2,
+    "threads_per_worker": 1,
+    "processes": True,
+    "host": "127.0.0.1",
+    "dashboard_address": "127.0.0.1:0",
+}
 
 
 @task(name="dvc-experiment")
@@ -106,7 +113,7 @@ def paper_deployment_flow(paper: str, workspace: str = ".") -> Callable[..., str
 
 def dask_task_runner(address: str | None = None):
     """A DaskTaskRunner on the scheduler at `address` (or $ICML25_DASK_ADDRESS), else a LocalCluster of 2
-    worker processes."""
+    worker processes whose scheduler and dashboard listen on 127.0.0.1 only."""
     import os
 
     from prefect_dask import DaskTaskRunner
@@ -114,7 +121,7 @@ def dask_task_runner(address: str | None = None):
     address = address or os.environ.get(DASK_ADDRESS_ENV)
     if address:
         return DaskTaskRunner(address=address)
-    return DaskTaskRunner(cluster_kwargs={"n_workers": 2, "threads_per_worker": 1, "processes": True})
+    return DaskTaskRunner(cluster_kwargs=LOCAL_CLUSTER)
 
 
 @flow(name="all-papers", task_runner=dask_task_runner())

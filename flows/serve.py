@@ -1,7 +1,11 @@
 """`icml25 serve`: a Prefect server on 127.0.0.1 plus one deployment per paper and an all-papers deployment.
 
 Both run as child processes in their own process groups; Ctrl-C (or `icml25 serve --stop`, which reads the
-pid file) stops them and everything they started.
+pid file and signals only processes it can prove it started) stops them and everything they started.
+
+The server is locked down: CSRF protection on, CORS limited to the UI's own origin, and an optional API auth
+string (`$ICML25_API_AUTH_STRING`, `user:password`) that the server then requires from every client. No
+deployment takes a folder as a parameter: runs always use the served workspace.
 """
 
 import json
@@ -18,6 +22,9 @@ from stages.core.errors import PipelineError
 
 PID_FILE = ".dvc/tmp/icml25-serve.json"
 SERVE_DEPLOYMENTS = [sys.executable, "-m", "flows.serve"]
+AUTH_STRING_ENV = "ICML25_API_AUTH_STRING"
+# What a process of ours has in its command line: the pid file is trusted only for processes that match.
+OWN_COMMANDS = ("prefect", "flows.serve")
 
 
 def api_url(port: int) -> str:
@@ -42,6 +49,31 @@ def wait_for_server(port: int, process: subprocess.Popen, timeout: float = 120.0
     raise PipelineError(f"prefect server did not answer on port {port} within {timeout:.0f}s")
 
 
+def ui_origins(port: int) -> str:
+    """The browser origins of the UI itself: the only ones CORS lets call the API."""
+    return f"http://127.0.0.1:{port},http://localhost:{port}"
+
+
+def server_env(port: int) -> dict[str, str]:
+    """The server's settings: CSRF on, CORS limited to the UI's origin, the auth string if one is set."""
+    env = {
+        **subprocess_env(),
+        "PREFECT_SERVER_API_CSRF_PROTECTION_ENABLED": "true",
+        "PREFECT_SERVER_API_CORS_ALLOWED_ORIGINS": ui_origins(port),
+    }
+    if os.environ.get(AUTH_STRING_ENV):
+        env["PREFECT_SERVER_API_AUTH_STRING"] = os.environ[AUTH_STRING_ENV]
+    return env
+
+
+def client_env(port: int) -> dict[str, str]:
+    """Settings for a client of the served API (the deployments process): its URL and the auth string."""
+    env = {**subprocess_env(), "PREFECT_API_URL": api_url(port)}
+    if os.environ.get(AUTH_STRING_ENV):
+        env["PREFECT_API_AUTH_STRING"] = os.environ[AUTH_STRING_ENV]
+    return env
+
+
 def start_server(port: int, workspace: Path) -> subprocess.Popen:
     """`prefect server start` on 127.0.0.1:port, in its own process group."""
     log = open(workspace / ".dvc/tmp/prefect-server.log", "w")  # noqa: SIM115 - lives as long as the server
@@ -56,7 +88,7 @@ def start_server(port: int, workspace: Path) -> subprocess.Popen:
             str(port),
         ],
         cwd=workspace,
-        env=subprocess_env(),
+        env=server_env(port),
         stdout=log,
         stderr=subprocess.STDOUT,
         start_new_session=True,
@@ -65,7 +97,7 @@ def start_server(port: int, workspace: Path) -> subprocess.Popen:
 
 def start_deployments(port: int, workspace: Path) -> subprocess.Popen:
     """Serve the deployments against the server, in its own process group."""
-    env = {**subprocess_env(), "PREFECT_API_URL": api_url(port), "ICML25_WORKSPACE": str(workspace)}
+    env = {**client_env(port), "ICML25_WORKSPACE": str(workspace)}
     log = open(workspace / ".dvc/tmp/prefect-serve.log", "w")  # noqa: SIM115
     return subprocess.Popen(
         SERVE_DEPLOYMENTS,
@@ -98,6 +130,27 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def process_identity(pid: int) -> dict[str, str] | None:
+    """The start time (clock ticks since boot) and command line of a running process, or None."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return None
+    start_ticks = stat.rsplit(")", 1)[1].split()[19]  # field 22 of proc(5), counted after the command name
+    return {"start": start_ticks, "cmdline": cmdline.strip()}
+
+
+def is_own_process(pid: int, recorded: dict[str, str] | None) -> bool:
+    """True only if `pid` is still the process recorded at start (same start time) and runs our command."""
+    current = process_identity(pid)
+    if current is None or recorded is None:
+        return False
+    return current["start"] == recorded["start"] and any(
+        command in current["cmdline"] for command in OWN_COMMANDS
+    )
+
+
 def serve(port: int = 4200, workspace: str | Path = ".") -> None:
     """Start server + deployments, write the pid file, and stay until Ctrl-C or `--stop`."""
     workspace = Path(workspace).resolve()
@@ -108,7 +161,10 @@ def serve(port: int = 4200, workspace: str | Path = ".") -> None:
         wait_for_server(port, server)
         deployments = start_deployments(port, workspace)
         children.append(deployments.pid)
-        (workspace / PID_FILE).write_text(json.dumps({"pids": children, "port": port}))
+        identities = {str(pid): process_identity(pid) for pid in children}
+        (workspace / PID_FILE).write_text(
+            json.dumps({"pids": children, "port": port, "processes": identities})
+        )
         print(
             f"Prefect UI: http://127.0.0.1:{port}  (deployments: one per paper + all-papers; Ctrl-C to stop)"
         )
@@ -122,30 +178,42 @@ def serve(port: int = 4200, workspace: str | Path = ".") -> None:
 
 
 def stop(workspace: str | Path = ".") -> bool:
-    """Stop a running `icml25 serve` of this workspace (from its pid file); False if none was running."""
+    """Stop a running `icml25 serve` of this workspace (from its pid file); False if none was running.
+
+    A pid is signalled only if it is still the process `serve` started (same start time, our command): a
+    stale pid file whose pids were reused by other programs signals nothing.
+    """
     pid_file = Path(workspace) / PID_FILE
     if not pid_file.is_file():
         return False
-    stop_processes(json.loads(pid_file.read_text())["pids"])
+    record = json.loads(pid_file.read_text())
+    identities = record.get("processes", {})
+    own = [pid for pid in record["pids"] if is_own_process(pid, identities.get(str(pid)))]
+    stale = sorted(set(record["pids"]) - set(own))
+    if stale:
+        print(f"not signalling {stale}: no longer the processes `icml25 serve` started (stale pid file)")
+    stop_processes(own)
     pid_file.unlink(missing_ok=True)
-    return True
+    return bool(own)
 
 
-def serve_deployments(workspace: str) -> None:
-    """Register and serve every deployment (runs in the child process started by `serve`)."""
+def serve_deployments() -> None:
+    """Register and serve every deployment (runs in the child process started by `serve`, whose
+    `$ICML25_WORKSPACE` is the only folder the deployments run in)."""
     from prefect import serve as prefect_serve
     from prefect.types.entrypoint import EntrypointType
 
-    from flows.deployments import PAPER_FLOWS
-    from flows.experiment_flow import all_papers_flow
+    from flows.deployments import PAPER_FLOWS, run_all_papers_served
 
     deployments = [
         paper_flow.to_deployment(name=paper, entrypoint_type=EntrypointType.MODULE_PATH)
         for paper, paper_flow in PAPER_FLOWS.items()
     ]
-    deployments.append(all_papers_flow.to_deployment(name="all-papers", parameters={"workspace": workspace}))
+    deployments.append(
+        run_all_papers_served.to_deployment(name="all-papers", entrypoint_type=EntrypointType.MODULE_PATH)
+    )
     prefect_serve(*deployments, print_starting_message=True)
 
 
 if __name__ == "__main__":
-    serve_deployments(os.environ.get("ICML25_WORKSPACE", "."))
+    serve_deployments()

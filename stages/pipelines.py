@@ -11,6 +11,7 @@ import yaml
 
 from stages.core.errors import PipelineError
 from stages.core.execution import execute
+from stages.core.ownership import sole_writer
 from stages.core.params import PARAMS_FILE, read_params_file, validate_section
 from stages.core.steps import Pipeline, Step, import_ref, resolve_template
 
@@ -36,15 +37,36 @@ def report_pipeline() -> Pipeline:
     )
 
 
+def params_pipeline() -> Pipeline:
+    """The `params` stage: the whole params file checked before any stage can delete an output."""
+    from stages.params_check import CHECKED_PATH
+
+    step = Step(
+        name="params",
+        deps={"params": PARAMS_FILE},
+        outs={"checked": CHECKED_PATH},
+        run="stages.params_check:run",
+        description="check every params section, section name and user-supplied input before any stage runs",
+    )
+    return Pipeline(
+        id="",
+        package="stages",
+        params_section="common",
+        params_model="stages.common:CommonParams",
+        steps=(step,),
+    )
+
+
 def all_pipelines(raw_params: Mapping[str, Any] | None = None) -> list[Pipeline]:
-    """Dataset stages (those in use under `raw_params`), the core-set stage, every paper, then the report."""
+    """The params check, dataset stages (those in use under `raw_params`), the core-set stage, every paper,
+    then the report."""
     from stages.datasets.pipeline import data_pipeline
     from stages.methods.selection.pipeline import PIPELINE as CORESET
     from stages.papers.registry import PAPERS
 
     raw = read_params_file(PARAMS_FILE) if raw_params is None else raw_params
     papers = [PAPERS.get(paper_id).pipeline for paper_id in PAPERS.names()]
-    return [data_pipeline(raw), CORESET, *papers, report_pipeline()]
+    return [params_pipeline(), data_pipeline(raw), CORESET, *papers, report_pipeline()]
 
 
 def find_stage(stage_name: str, raw_params: Mapping[str, Any]) -> tuple[Pipeline, Step]:
@@ -71,7 +93,8 @@ def check_declared_deps(stage_name: str, deps: Mapping[str, str], root: Path) ->
 
 
 def run_stage(stage_name: str, params_path: str | Path = PARAMS_FILE, root: str | Path = ".") -> None:
-    """Validate params, check inputs exist, run the step and move its outputs into place atomically."""
+    """Validate params, check inputs exist, then, as the stage's only writer, run the step and move its
+    outputs into place atomically."""
     from stages.common import CommonParams
 
     root = Path(root)
@@ -97,4 +120,5 @@ def run_stage(stage_name: str, params_path: str | Path = PARAMS_FILE, root: str 
         )
     outputs = {role: root / resolve_template(path, raw) for role, path in step.all_outputs().items()}
     function = import_ref(pipeline.run_ref(step))
-    execute(stage_name, function, step.args, params, common, inputs, outputs, root)
+    with sole_writer(stage_name, root):  # one writer per stage; dies with the `dvc` that launched it
+        execute(stage_name, function, step.args, params, common, inputs, outputs, root)

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
 
-NO_OUTPUT_EFFECT = frozenset({"stages.core.errors", "stages.core.progress"})
+NO_OUTPUT_EFFECT = frozenset({"stages.core.errors", "stages.core.progress", "stages.core.ownership"})
 """Modules left out of every closure: they raise, print or show progress, and never shape a result."""
 
 PACKAGE = "stages"

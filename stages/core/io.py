@@ -27,11 +27,15 @@ os.umask(_UMASK)
 
 
 def read_parquet(path: str | Path) -> pl.DataFrame:
-    """Read a Parquet table; a missing file is reported with its path."""
+    """Read a Parquet table; a missing or unreadable file is reported with its path."""
     path = Path(path)
     if not path.is_file():
         raise PipelineError(f"{path}: file not found (has the stage that produces it run?)")
-    return pl.read_parquet(path)
+    try:
+        return pl.read_parquet(path)
+    except (pl.exceptions.PolarsError, OSError) as error:
+        problem = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise PipelineError(f"{path}: not a readable Parquet file ({problem})") from None
 
 
 def write_parquet(frame: pl.DataFrame, path: str | Path) -> None:

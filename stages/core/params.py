@@ -92,7 +92,11 @@ def parse_override(text: str) -> tuple[list[str], Any]:
     parts = [part for part in key.strip().split(".") if part]
     if not parts:
         raise ParamsError(f"override '{text}': empty key")
-    return parts, yaml.safe_load(value)
+    try:
+        return parts, yaml.safe_load(value)
+    except yaml.YAMLError as error:
+        problem = str(error).splitlines()[0]
+        raise ParamsError(f"override '{text}': the value is not valid YAML ({problem})") from None
 
 
 def apply_overrides(params: dict[str, Any], overrides: list[str]) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, PositiveInt
 
 from stages.core.params import StrictModel
 
@@ -22,15 +22,15 @@ class TrainConfig(StrictModel):
 
     epochs: int = Field(10, ge=1)
     batch_size: int = Field(128, ge=1)
-    learning_rate: float = Field(1e-3, gt=0)
-    weight_decay: float = Field(0.0, ge=0)
-    hidden: tuple[int, ...] = Field(
+    learning_rate: float = Field(1e-3, gt=0, allow_inf_nan=False)
+    weight_decay: float = Field(0.0, ge=0, allow_inf_nan=False)
+    hidden: tuple[PositiveInt, ...] = Field(
         (256, 128), description="dense hidden widths (after the convolutions for cnn)"
     )
     architecture: Architecture = Field(
         "mlp", description="mlp: standardised features; cnn: image rows in [0, 1]"
     )
-    channels: tuple[int, ...] = Field(
+    channels: tuple[PositiveInt, ...] = Field(
         (16, 32), description="cnn: 3×3 convolution widths, each followed by pooling"
     )
     image_shape: tuple[int, ...] | None = Field(
@@ -49,5 +49,5 @@ class GnnConfig(StrictModel):
     layers: int = Field(3, ge=1)
     epochs: int = Field(30, ge=1)
     batch_size: int = Field(64, ge=1)
-    learning_rate: float = Field(0.005, gt=0)
-    weight_decay: float = Field(0.0, ge=0)
+    learning_rate: float = Field(0.005, gt=0, allow_inf_nan=False)
+    weight_decay: float = Field(0.0, ge=0, allow_inf_nan=False)

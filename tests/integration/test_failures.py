@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import time
 
 import pytest
@@ -63,3 +64,62 @@ def test_killed_run_leaves_no_partial_output_and_the_rerun_resumes(tmp_path, rep
     assert "Running stage 'mrmc-train'" in rerun.stdout
     assert (workspace / "data/mrmc/claims.json").is_file()
     assert not list(workspace.glob(f"{STAGING_PREFIX}*"))
+
+
+def _staging_pid(workspace) -> int:
+    staged = next(iter(workspace.glob(f"{STAGING_PREFIX}*")))
+    return int(staged.name.removeprefix(STAGING_PREFIX).split("-")[0])
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_killing_dvc_alone_takes_its_stage_along_and_a_second_writer_is_refused(tmp_path, repo_root):
+    workspace = scratch_copy(repo_root, tmp_path / "ws")
+    apply_smoke_params(workspace)
+    params = workspace / "params.yaml"
+    write_params_file(apply_overrides(read_params_file(params), ["mrmc.train.epochs=400"]), params)
+    run_dvc(["repro", "mrmc-select"], workspace, capture=True)
+
+    dvc = subprocess.Popen(
+        [dvc_executable(), "repro", "mrmc-claims"],
+        cwd=workspace,
+        env=subprocess_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    _wait_for_staging(workspace, dvc)
+    stage_pid = _staging_pid(workspace)
+
+    second = subprocess.run(  # the same stage again, while the first still runs
+        [sys.executable, "-m", "stages", "stage", "mrmc-train"],
+        cwd=workspace,
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert second.returncode != 0
+    assert "stage 'mrmc-train' is already running in this workspace" in second.stderr
+
+    dvc.kill()  # only `dvc`, not its process group: the stage would be an orphan
+    dvc.wait()
+    deadline = time.monotonic() + 20
+    while _pid_alive(stage_pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _pid_alive(stage_pid), "the stage outlived the dvc that launched it"
+    assert not (workspace / "data/mrmc/models").exists()  # and published nothing
+
+    rerun = run_dvc(["repro", "mrmc-train"], workspace, capture=True)
+    assert "Running stage 'mrmc-train'" in rerun.stdout
+    assert (
+        run_dvc(["status", "mrmc-train"], workspace, capture=True)
+        .stdout.strip()
+        .endswith("Data and pipelines are up to date.")
+    )

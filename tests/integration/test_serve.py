@@ -1,5 +1,7 @@
 """A real Prefect server on a free localhost port serves the deployments; a run triggered through the API with
-an override becomes a DVC experiment carrying it; `icml25 serve --stop` stops everything it started."""
+an override becomes a DVC experiment carrying it; a cross-origin request, a request without a CSRF token and a
+run pointed at another folder are refused; `icml25 serve --stop` stops everything it started and nothing
+else."""
 
 from __future__ import annotations
 
@@ -9,6 +11,8 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 
 import pytest
 import yaml
@@ -79,8 +83,71 @@ def served(committed_smoke_workspace, tmp_path):
         process.wait(timeout=60)
 
 
-def test_served_deployment_runs_an_override_as_an_experiment(served, committed_smoke_workspace):
+def _status(request: urllib.request.Request) -> tuple[int, dict[str, str]]:
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, dict(response.headers)
+    except urllib.error.HTTPError as error:
+        return error.code, dict(error.headers)
+
+
+def assert_cross_origin_refused(port: int) -> None:
+    """A page on another origin gets no CORS grant, and a POST without a CSRF token is forbidden."""
+    url = f"http://127.0.0.1:{port}/api/deployments/filter"
+    preflight = urllib.request.Request(
+        url,
+        method="OPTIONS",
+        headers={"Origin": "http://evil.example", "Access-Control-Request-Method": "POST"},
+    )
+    status, headers = _status(preflight)
+    assert status >= 400, status
+    assert headers.get("access-control-allow-origin") not in {"*", "http://evil.example"}
+    own = urllib.request.Request(
+        url,
+        method="OPTIONS",
+        headers={"Origin": f"http://127.0.0.1:{port}", "Access-Control-Request-Method": "POST"},
+    )
+    assert _status(own)[0] == 200  # the UI's own origin is allowed
+    post = urllib.request.Request(
+        url,
+        data=b"{}",
+        method="POST",
+        headers={"Content-Type": "application/json", "Origin": "http://evil.example"},
+    )
+    status, _ = _status(post)
+    assert status == 403, status
+
+
+def read_deployment(name: str, timeout: float = 120.0):
+    """The deployment, once `serve` has registered it (a moment after the server answers)."""
+    import asyncio
+
     from prefect.client.orchestration import get_client
+
+    async def read():
+        async with get_client() as client:
+            return await client.read_deployment_by_name(name)
+
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return asyncio.run(read())
+        except Exception:
+            assert time.monotonic() < deadline, f"deployment {name} never registered"
+            time.sleep(1.0)
+
+
+def assert_workspace_not_a_parameter(deployment_name: str) -> None:
+    """No deployment takes a folder, and a run asking for one is refused before anything runs."""
+    from prefect.deployments import run_deployment
+
+    schema = read_deployment(deployment_name).parameter_openapi_schema
+    assert "workspace" not in schema["properties"]
+    with pytest.raises(Exception, match="workspace"):
+        run_deployment(deployment_name, parameters={"workspace": "/tmp"}, timeout=0)
+
+
+def test_served_deployment_runs_an_override_as_an_experiment(served, committed_smoke_workspace):
     from prefect.deployments import run_deployment
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
@@ -89,21 +156,11 @@ def test_served_deployment_runs_an_override_as_an_experiment(served, committed_s
     params = yaml.safe_load((workspace / "params.yaml").read_text())["mrmc"]
     params["claims"]["uneven_ratio"] = 2.5
     with temporary_settings(updates={PREFECT_API_URL: f"http://127.0.0.1:{port}/api"}):
-        deadline = time.monotonic() + 120
-        while True:  # the deployments register a moment after the server answers
-            try:
-                import asyncio
-
-                async def read():
-                    async with get_client() as client:
-                        return await client.read_deployment_by_name("mrmc/mrmc")
-
-                deployment = asyncio.run(read())
-                break
-            except Exception:
-                assert time.monotonic() < deadline, "deployment mrmc/mrmc never registered"
-                time.sleep(1.0)
+        deployment = read_deployment("mrmc/mrmc")
         assert deployment.parameter_openapi_schema["properties"]["params"]
+        assert_cross_origin_refused(port)
+        assert_workspace_not_a_parameter("all-papers/all-papers")
+        assert_workspace_not_a_parameter("mrmc/mrmc")
         run = run_deployment(
             "mrmc/mrmc", parameters={"params": params, "experiment_name": "served"}, timeout=600
         )

@@ -19,7 +19,7 @@ import numpy as np
 import polars as pl
 
 from stages.core.errors import DataValidationError, PipelineError
-from stages.core.io import write_json, write_parquet
+from stages.core.io import read_parquet, write_json, write_parquet
 from stages.core.schema import ColumnSpec, TableSchema
 from stages.core.validate import ValidationReport, validate_table
 
@@ -209,7 +209,7 @@ def read_graph_tables(folder: str | Path) -> GraphTables:
             raise PipelineError(
                 f"{path}: missing; a graph-table folder holds {', '.join(TABLE_FILES)} .parquet"
             )
-        frames[name] = pl.read_parquet(path)
+        frames[name] = read_parquet(path)
     if "x" in frames["nodes"].columns and isinstance(frames["nodes"].schema["x"], pl.List):
         width = frames["nodes"]["x"].list.len().max() or 0
         frames["nodes"] = frames["nodes"].with_columns(pl.col("x").cast(pl.Array(pl.Float32, int(width))))

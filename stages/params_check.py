@@ -1,0 +1,96 @@
+"""The `params` stage: all of params.yaml validated before DVC deletes a single output.
+
+DVC removes a stage's outputs before it runs the stage's command, so a stage that validates its own params
+fails only after its earlier outputs are gone. This stage runs first instead: it depends on the whole
+`params.yaml` file (any edit, a typo key or an unknown section included, reruns it) and every stage that reads
+no other stage's output depends on it, so in `dvc repro` and `dvc exp run` it precedes every stage. It checks
+every section against its params model, section names against the registry, and every user-supplied input
+(a dep no stage produces) for existence and, for Parquet files, readability. Its one output never changes,
+so a valid edit reruns nothing beyond the stages that read the edited keys.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from stages.core.context import StepContext
+from stages.core.errors import PipelineError
+from stages.core.params import PARAMS_FILE, read_params_file, validate_section
+from stages.core.steps import resolve_template
+
+CHECKED_PATH = "data/params.checked"
+CHECKED_TEXT = "params.yaml: every section passed its params model; every user-supplied input is readable\n"
+
+
+def section_models() -> dict[str, Any]:
+    """Every params section the project knows, with its model."""
+    from stages.pipelines import all_pipelines
+
+    models: dict[str, Any] = {}
+    for pipeline in all_pipelines({}):
+        models.setdefault(pipeline.params_section, pipeline.model())
+    return models
+
+
+def section_problems(raw: Mapping[str, Any], params_path: str) -> list[str]:
+    """Unknown or missing sections, and each section's validation error (key named)."""
+    models = section_models()
+    problems = [
+        f"{params_path}: unknown section '{name}'; sections: {', '.join(models)}"
+        for name in raw
+        if name not in models
+    ]
+    for name, model in models.items():
+        if name not in raw and name != "common":
+            problems.append(f"{params_path}: missing section '{name}'")
+            continue
+        try:
+            validate_section(model, raw.get(name), name, params_path)
+        except PipelineError as error:
+            problems.append(str(error))
+    return problems
+
+
+def user_inputs(raw: Mapping[str, Any]) -> list[str]:
+    """Deps of any stage that no stage produces and that are not project code: the user's files."""
+    from stages.pipelines import all_pipelines
+
+    steps = [step for pipeline in all_pipelines(raw) for step in pipeline.steps]
+    produced = {resolve_template(path, raw) for step in steps for path in step.all_outputs().values()}
+    wanted = {resolve_template(path, raw) for step in steps for path in step.data_deps(raw).values()}
+    return sorted(wanted - produced - {CHECKED_PATH})
+
+
+def input_problems(raw: Mapping[str, Any], root: Path) -> list[str]:
+    """A user-supplied input that is missing, or a Parquet file that cannot be read."""
+    import pyarrow.parquet as pq
+
+    problems = []
+    for relative in user_inputs(raw):
+        path = root / relative
+        if not path.exists():
+            problems.append(f"{relative}: not found (named in {PARAMS_FILE})")
+        elif path.is_file() and path.suffix == ".parquet":
+            try:
+                pq.read_schema(path)
+            except Exception as error:  # pyarrow raises several types for a bad file
+                problems.append(f"{relative}: not a readable Parquet file ({error})")
+    return problems
+
+
+def check_params(params_path: str | Path = PARAMS_FILE, root: str | Path = ".") -> None:
+    """Raise one PipelineError listing every problem with the params file and the inputs it names."""
+    raw = read_params_file(params_path)
+    problems = section_problems(raw, str(params_path))
+    if not problems:
+        problems = input_problems(raw, Path(root))
+    if problems:
+        raise PipelineError("\n".join(problems))
+
+
+def run(ctx: StepContext) -> None:
+    """The `params` stage: check everything, then write the (constant) marker every root stage reads."""
+    check_params()
+    ctx.output("checked").write_text(CHECKED_TEXT)
