@@ -8,7 +8,8 @@ Modules: `divergences` (the table of f), `softargmax` (Algorithm 1 and its Jacob
 (the loss Function and the nn.Module).
 """
 
-from stages.methods.losses.divergences import NAMES, FDivergence, divergence
+from stages.methods.losses.config import NAMES, LossSpec
+from stages.methods.losses.divergences import FDivergence, divergence
 from stages.methods.losses.fenchel_young import FenchelYoungLoss, fenchel_young_loss
 from stages.methods.losses.softargmax import DEFAULT_ITERATIONS, f_softargmax, solve
 
@@ -17,6 +18,7 @@ __all__ = [
     "NAMES",
     "FDivergence",
     "FenchelYoungLoss",
+    "LossSpec",
     "divergence",
     "f_softargmax",
     "fenchel_young_loss",

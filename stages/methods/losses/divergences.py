@@ -9,7 +9,7 @@ nothing on the simplex but fixes the scale of τ). For each f the table holds, a
   computed without cancellation (the loss sums it over the whole vocabulary);
 - `curvature(g)` = (f*)″ at the v where (f*)′(v) = g, written in g (the Jacobian of the f-softargmax).
 
-`divergence(name, alpha=...)` returns an entry; an unknown name or a bad α raises a `ValueError` naming the key.
+`divergence(name, alpha=...)` (a name of `NAMES`) returns an entry; an unknown name or a bad α raises a `ValueError` naming the key.
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 import torch
 from torch import Tensor
+
+from stages.methods.losses.config import check_divergence
 
 TensorFn = Callable[[Tensor], Tensor]
 LOG2 = math.log(2.0)
@@ -154,20 +156,12 @@ GENERATORS: dict[str, Callable[[], FDivergence]] = {
     "js": _jensen_shannon,
     "hellinger": _squared_hellinger,
 }
-NAMES: tuple[str, ...] = ("kl", "reverse_kl", "alpha", "chi2", "js", "hellinger")
 
 
 def divergence(name: str, alpha: float | None = None, key: str = "divergence") -> FDivergence:
     """The table entry of `name` (one of :data:`NAMES`); `alpha` (> 0) is required for and only for `alpha`.
 
-    Errors name the key: `divergence: unknown f 'x'`, `alpha: must be > 0`.
+    Errors name the key: `divergence: unknown f 'x'`, `alpha: ... alpha > 0`.
     """
-    if name == "alpha":
-        if alpha is None or not isinstance(alpha, int | float) or not math.isfinite(alpha) or alpha <= 0:
-            raise ValueError(f"alpha: the α-divergence needs a finite alpha > 0, got {alpha!r}")
-        return _alpha(float(alpha))
-    if name not in GENERATORS:
-        raise ValueError(f"{key}: unknown f {name!r}; known: {', '.join(NAMES)}")
-    if alpha is not None:
-        raise ValueError(f"alpha: only the 'alpha' divergence takes alpha (got divergence {name!r})")
-    return GENERATORS[name]()
+    check_divergence(name, alpha, key)
+    return _alpha(float(alpha)) if name == "alpha" else GENERATORS[name]()
