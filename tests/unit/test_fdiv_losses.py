@@ -12,8 +12,17 @@ import torch
 
 from stages.methods.losses import FenchelYoungLoss, divergence, f_softargmax, fenchel_young_loss
 
-ALL_F = [("kl", None), ("reverse_kl", None), ("alpha", 0.5), ("alpha", 1.5), ("alpha", 2.0), ("alpha", 3.0),
-         ("chi2", None), ("js", None), ("hellinger", None)]  # fmt: skip
+ALL_F = [
+    ("kl", None),
+    ("reverse_kl", None),
+    ("alpha", 0.5),
+    ("alpha", 1.5),
+    ("alpha", 2.0),
+    ("alpha", 3.0),
+    ("chi2", None),
+    ("js", None),
+    ("hellinger", None),
+]
 SPARSE = {("alpha", 1.5), ("alpha", 2.0), ("alpha", 3.0), ("chi2", None)}
 README = Path(__file__).resolve().parents[2] / "stages/papers/fdiv_losses/README.md"
 

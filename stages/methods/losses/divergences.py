@@ -9,7 +9,8 @@ nothing on the simplex but fixes the scale of τ). For each f the table holds, a
   computed without cancellation (the loss sums it over the whole vocabulary);
 - `curvature(g)` = (f*)″ at the v where (f*)′(v) = g, written in g (the Jacobian of the f-softargmax).
 
-`divergence(name, alpha=...)` (a name of `NAMES`) returns an entry; an unknown name or a bad α raises a `ValueError` naming the key.
+`divergence(name, alpha=...)` (a name of `NAMES`) returns an entry; an unknown name or a bad α raises a
+`ValueError` naming the key.
 """
 
 from __future__ import annotations

@@ -61,12 +61,16 @@ def operator_claim(checks: dict, params: FdivParams) -> Claim:
         id="bisection_any_f",
         statement="Algorithm 1 computes the f-softargmax for any f: it matches the closed forms (softmax, sparsemax, "
         "entmax-1.5), outputs lie on the simplex, and exact zeros occur only where f′(0) is finite (α > 1, χ²).",
-        measured={"closed_form_errors": errors, "simplex_errors": {k: v["simplex_error"] for k, v in per_f.items()},
-                  "zeros": {k: v["has_zeros"] for k, v in per_f.items()}, "iterations": checks["iterations"]},
+        measured={
+            "closed_form_errors": errors,
+            "simplex_errors": {k: v["simplex_error"] for k, v in per_f.items()},
+            "zeros": {k: v["has_zeros"] for k, v in per_f.items()},
+            "iterations": checks["iterations"],
+        },
         criterion=f"every |bisection − closed form| ≤ {tolerance}, every |Σp − 1| ≤ {simplex}, and zeros present "
         "exactly for the losses with finite f′(0) (float64, fixed random and adversarial inputs)",
         evidence=evidence,
-    )  # fmt: skip
+    )
 
 
 def recovery_claim(checks: dict, params: FdivParams) -> Claim:
@@ -83,10 +87,11 @@ def recovery_claim(checks: dict, params: FdivParams) -> Claim:
         id="recovers_existing_losses",
         statement="The f-divergence losses recover existing ones: KL gives cross-entropy (unit or uniform q), "
         "α = 2 the sparsemax loss, α = 1.5 the entmax-1.5 loss.",
-        measured={name: errors[name] for name in names} | {"unit_vs_uniform_q_relation_error": checks["unit_vs_uniform_q_error"]},
+        measured={name: errors[name] for name in names}
+        | {"unit_vs_uniform_q_relation_error": checks["unit_vs_uniform_q_error"]},
         criterion=f"each largest |ℓ_f − reference loss| ≤ {tolerance} (float64, one-hot targets)",
         evidence=[exact(name, errors[name], tolerance) for name in names],
-    )  # fmt: skip
+    )
 
 
 def per_seed(frame: pl.DataFrame, loss: str, column: str) -> dict[str, float]:
@@ -110,12 +115,22 @@ def alpha_claim(
         }
     return verdict_claim(
         id=claim_id,
-        statement=f"α = 1.5 performs well in {task}: its {column.replace('_', ' ')} is at least CE's minus {margin:.1%}.",
+        statement=f"α = 1.5 performs well in {task}: its {column.replace('_', ' ')} is at least CE's "
+        f"minus {margin:.1%}.",
         measured=measured,
         criterion=f"the t interval ({params.claims.confidence:.0%}) over seeds of the paired difference "
         f"{column}(α=1.5) − {column}(CE) lies wholly above −{margin} (threshold ours, from the card)",
-        evidence=[compare_paired(f"{column}: {params.method} − {params.baseline}", method, baseline, -margin, "above", params.claims.confidence)],
-    )  # fmt: skip
+        evidence=[
+            compare_paired(
+                f"{column}: {params.method} − {params.baseline}",
+                method,
+                baseline,
+                -margin,
+                "above",
+                params.claims.confidence,
+            )
+        ],
+    )
 
 
 def run(ctx: StepContext) -> None:
@@ -126,10 +141,31 @@ def run(ctx: StepContext) -> None:
     claims = [
         operator_claim(checks, params),
         recovery_claim(checks, params),
-        alpha_claim("alpha15_pretraining", "char-level LM pretraining", read_parquet(ctx.input("results")), "accuracy", margins.accuracy_margin, params),
-        alpha_claim("alpha15_sft", "SFT on arithmetic", read_parquet(ctx.input("sft_results")), "exact_match", margins.exact_match_margin, params),
-        alpha_claim("alpha15_distillation", "distillation into a smaller student", read_parquet(ctx.input("distil_results")), "accuracy", margins.accuracy_margin, params),
-    ]  # fmt: skip
+        alpha_claim(
+            "alpha15_pretraining",
+            "char-level LM pretraining",
+            read_parquet(ctx.input("results")),
+            "accuracy",
+            margins.accuracy_margin,
+            params,
+        ),
+        alpha_claim(
+            "alpha15_sft",
+            "SFT on arithmetic",
+            read_parquet(ctx.input("sft_results")),
+            "exact_match",
+            margins.exact_match_margin,
+            params,
+        ),
+        alpha_claim(
+            "alpha15_distillation",
+            "distillation into a smaller student",
+            read_parquet(ctx.input("distil_results")),
+            "accuracy",
+            margins.accuracy_margin,
+            params,
+        ),
+    ]
     for claim in claims:
         ctx.log(f"{claim.id}: {claim.verdict}: {claim.reason}")
     write_claims(claims, ctx.output("claims"))

@@ -33,9 +33,16 @@ DATA = Catalog(
 )
 
 LM_PARAMS = (
-    "common.seed", "fdiv_losses.seeds", "fdiv_losses.scale", "fdiv_losses.iterations", "fdiv_losses.reference",
-    "fdiv_losses.losses", "fdiv_losses.baseline", "fdiv_losses.method", "fdiv_losses.lm",
-)  # fmt: skip
+    "common.seed",
+    "fdiv_losses.seeds",
+    "fdiv_losses.scale",
+    "fdiv_losses.iterations",
+    "fdiv_losses.reference",
+    "fdiv_losses.losses",
+    "fdiv_losses.baseline",
+    "fdiv_losses.method",
+    "fdiv_losses.lm",
+)
 
 STEPS = (
     Step(
@@ -65,7 +72,7 @@ STEPS = (
             "fdiv_losses.losses",
             "fdiv_losses.classify_losses",
             "fdiv_losses.classify",
-        ),  # fmt: skip
+        ),
         description="linear and MLP classifiers trained with every loss × seed; accuracy and support size",
     ),
     Step(

@@ -107,9 +107,15 @@ def run(ctx: StepContext) -> None:
     write_parquet(results.sort(["loss", "seed"]), ctx.output("results"))
     write_parquet(pl.DataFrame(curves).sort(["loss", "seed", "step"]), ctx.output("curves"))
     write_json(
-        {"corpus_md5": digests, "chars": len(tokens), "held_out_tokens": int(eval_targets.numel()),
-         "reference": params.reference, "iterations": params.iterations, "config": config.model_dump()},
+        {
+            "corpus_md5": digests,
+            "chars": len(tokens),
+            "held_out_tokens": int(eval_targets.numel()),
+            "reference": params.reference,
+            "iterations": params.iterations,
+            "config": config.model_dump(),
+        },
         ctx.output("corpus"),
-    )  # fmt: skip
+    )
     write_json({"pretrain_seconds": timings}, ctx.output("timings"))
     plot_support(pl.DataFrame(curves), ctx.output("support_figure"))

@@ -25,15 +25,26 @@ def task_rows(
     """Long table: task, loss, seed, score (accuracy or exact match), support (null for SFT)."""
     frames = [
         classify.select(
-            (pl.lit("digits_") + pl.col("model")).alias("task"), "loss", "seed", pl.col("accuracy").alias("score"), "support"
+            (pl.lit("digits_") + pl.col("model")).alias("task"),
+            "loss",
+            "seed",
+            pl.col("accuracy").alias("score"),
+            "support",
         ),
-        pretrain.select(pl.lit("char_lm").alias("task"), "loss", "seed", pl.col("accuracy").alias("score"), "support"),
+        pretrain.select(
+            pl.lit("char_lm").alias("task"), "loss", "seed", pl.col("accuracy").alias("score"), "support"
+        ),
         sft.select(
-            pl.lit("sft_arithmetic").alias("task"), "loss", "seed", pl.col("exact_match").alias("score"),
+            pl.lit("sft_arithmetic").alias("task"),
+            "loss",
+            "seed",
+            pl.col("exact_match").alias("score"),
             pl.lit(None, dtype=pl.Float64).alias("support"),
         ),
-        distil.select(pl.lit("distillation").alias("task"), "loss", "seed", pl.col("accuracy").alias("score"), "support"),
-    ]  # fmt: skip
+        distil.select(
+            pl.lit("distillation").alias("task"), "loss", "seed", pl.col("accuracy").alias("score"), "support"
+        ),
+    ]
     return pl.concat([frame.cast(SUMMARY_SCHEMA) for frame in frames])
 
 
