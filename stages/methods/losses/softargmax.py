@@ -101,13 +101,18 @@ def solve(
             measure = torch.ones_like(shifted) if q is None else q.to(shifted).expand_as(shifted)
             measure = measure.masked_fill(masked, 0.0) if any_masked else measure
         low, high = _bracket(div, shifted, measure)
+        affine = None if div.affine is None else shifted * div.affine[0] + div.affine[1]
         for _ in range(iterations):
             tau = (low + high) / 2
-            ratio, _ = _ratio(div, shifted, tau)
+            if affine is None:
+                ratio, _ = _ratio(div, shifted, tau)
+            else:
+                ratio = div.ratio_of_affine_(affine - div.affine[0] * tau)
             mass = (ratio if measure is None else measure * ratio).sum(dim=-1, keepdim=True)
             too_much = mass > 1
             low = torch.where(too_much, tau, low)
             high = torch.where(too_much, high, tau)
+        del affine
         tau = (low + high) / 2
         ratio, v = _ratio(div, shifted, tau)
         p = ratio if measure is None else measure * ratio

@@ -18,7 +18,7 @@ class ClassifyParams(StrictModel):
 
     models: list[Literal["linear", "mlp"]] = Field(default_factory=lambda: ["linear", "mlp"], min_length=1)
     hidden: int = Field(64, ge=1)
-    epochs: int = Field(30, ge=1)
+    epochs: int = Field(10, ge=1)
     batch_size: int = Field(64, ge=1)
     learning_rate: float = Field(0.01, gt=0)
 
