@@ -29,8 +29,8 @@ from stages.papers.fdiv_losses.lm import (
     train,
 )
 from stages.papers.fdiv_losses.params import FdivParams
-from stages.papers.fdiv_losses.threads import use_one_thread
 from stages.papers.fdiv_losses.pretrain import build_lm
+from stages.papers.fdiv_losses.threads import use_one_thread
 
 
 def build_student(params: FdivParams, seed: int, common_seed: int) -> CharTransformer:

@@ -21,8 +21,8 @@ from stages.core.progress import progress
 from stages.core.seeding import derive_seed
 from stages.papers.fdiv_losses.lm import decode, encode, loss_module, train
 from stages.papers.fdiv_losses.params import FdivParams
-from stages.papers.fdiv_losses.threads import use_one_thread
 from stages.papers.fdiv_losses.pretrain import build_lm
+from stages.papers.fdiv_losses.threads import use_one_thread
 
 PROMPT = 6
 ANSWER = 4
