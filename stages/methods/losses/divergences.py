@@ -63,7 +63,7 @@ def _kl() -> FDivergence:
         fstar_prime=torch.exp,
         fstar=lambda v: torch.expm1(v),
         fstar_plus_f0=torch.exp,
-        curvature=lambda g: g,
+        curvature=torch.clone,
         f_zero=1.0,
         affine=(1.0, 0.0),
         ratio_of_affine_=torch.Tensor.exp_,

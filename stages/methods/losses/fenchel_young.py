@@ -26,12 +26,10 @@ Reduction = Literal["mean", "sum", "none"]
 def loss_terms(div: FDivergence, solution: Solution, y: Tensor) -> Tensor:
     """Per-row loss value from a solved bisection and targets y on the simplex."""
     q = solution.q if solution.q is not None else torch.ones_like(solution.p)
-    positive = y > 0
+    positive, v = y > 0, solution.v
     ratio = torch.where(positive, y / q, torch.ones_like(y))
-    with_target = (
-        q * div.fstar(solution.v) + q * div.f(ratio) - torch.where(positive, solution.shifted * y, 0)
-    )
-    without_target = q * div.fstar_plus_f0(solution.v)
+    with_target = q * div.fstar(v) + q * div.f(ratio) - torch.where(positive, solution.shifted * y, 0)
+    without_target = q * div.fstar_plus_f0(v)
     terms = torch.where(positive, with_target, without_target)
     if solution.active is not None:
         terms = torch.where(solution.active, terms, torch.zeros_like(terms))

@@ -25,16 +25,20 @@ DEFAULT_ITERATIONS = 30
 
 @dataclass
 class Solution:
-    """Algorithm 1's output for a batch: p, the threshold τ (per row, of the shifted scores), the clamped
-    arguments v = max(θ̃ − τ, f′(0)), the shifted scores θ̃, the active entries and the reference measure used
-    (None for unit q without masked entries)."""
+    """Algorithm 1's output for a batch: p, the threshold τ (per row, of the shifted scores), the shifted
+    scores θ̃, the active entries and the reference measure used (None for unit q without masked entries)."""
 
     p: Tensor
     tau: Tensor
-    v: Tensor
     shifted: Tensor
     active: Tensor | None
     q: Tensor | None
+    div: FDivergence
+
+    @property
+    def v(self) -> Tensor:
+        """The clamped arguments v = max(θ̃ − τ, f′(0)) (computed on demand: only the loss value needs them)."""
+        return _ratio(self.div, self.shifted, self.tau.unsqueeze(-1))[1]
 
 
 def check_arguments(theta: Tensor, q: Tensor | None, temperature: float, iterations: int) -> None:
@@ -91,8 +95,8 @@ def solve(
     """Run Algorithm 1 on the last dimension of `theta` (no autograd; see :func:`f_softargmax`)."""
     check_arguments(theta, q, temperature, iterations)
     with torch.no_grad():
-        scaled = theta / temperature
-        shifted = scaled - scaled.amax(dim=-1, keepdim=True)
+        shifted = theta / temperature
+        shifted = shifted.sub_(shifted.amax(dim=-1, keepdim=True))
         masked = torch.isneginf(shifted)
         any_masked = bool(masked.any())
         active = ~masked if any_masked else None
@@ -114,25 +118,30 @@ def solve(
             high = torch.where(too_much, high, tau)
         del affine
         tau = (low + high) / 2
-        ratio, v = _ratio(div, shifted, tau)
-        p = ratio if measure is None else measure * ratio
+        if div.affine is None:
+            ratio, _ = _ratio(div, shifted, tau)
+        else:
+            ratio = div.ratio_of_affine_(
+                (shifted * div.affine[0]).add_(div.affine[1]).sub_(div.affine[0] * tau)
+            )
+        p = ratio if measure is None else ratio.mul_(measure)
         if any_masked:
-            p = p.masked_fill(masked, 0.0)
-        p = p / p.sum(dim=-1, keepdim=True)
-    return Solution(p=p, tau=tau.squeeze(-1), v=v, shifted=shifted, active=active, q=measure)
+            p.masked_fill_(masked, 0.0)
+        p.div_(p.sum(dim=-1, keepdim=True))
+    return Solution(p=p, tau=tau.squeeze(-1), shifted=shifted, active=active, q=measure, div=div)
 
 
 def jacobian_weights(div: FDivergence, p: Tensor, q: Tensor | None) -> Tensor:
     """w_j = q_j (f*)″ at the solution, written in g_j = p_j/q_j; 0 off the support."""
-    ratio = p if q is None else p / q
-    weights = div.curvature(ratio) if q is None else q * div.curvature(ratio)
-    return torch.where(p > 0, weights, torch.zeros_like(weights))
+    weights = div.curvature(p) if q is None else q * div.curvature(p / q)
+    return weights.masked_fill_(p <= 0, 0.0)
 
 
 def jvp_backward(weights: Tensor, upstream: Tensor) -> Tensor:
     """w ⊙ (u − ⟨w, u⟩/Σw): the f-softargmax's Jacobian (symmetric) applied to `upstream`."""
     weighted = weights * upstream
-    return weighted - weights * weighted.sum(dim=-1, keepdim=True) / weights.sum(dim=-1, keepdim=True)
+    mean = weighted.sum(dim=-1, keepdim=True) / weights.sum(dim=-1, keepdim=True)
+    return weighted.sub_(weights * mean)
 
 
 class _FSoftargmax(torch.autograd.Function):

@@ -12,8 +12,8 @@ Contenders on the same float32 scores (batch × vocab, N(0, 1) · 3), each timed
 Fixed threads (torch one thread on CPU), a warm-up, then `repeats` rounds in a seeded random order
 (`stages.core.timing.interleaved_seconds`); medians and the ratios to ours. Peak memory of one forward +
 backward beyond the inputs: `torch.cuda.max_memory_allocated` on a GPU, the peak resident set of a fresh
-subprocess on CPU. Defaults: 4096 × 8192 on a GPU; 1024 × 8192 on CPU (the shared 2-core machine); override
-with FDIV_BENCH_BATCH, FDIV_BENCH_VOCAB, FDIV_BENCH_REPEATS, FDIV_BENCH_ITERATIONS.
+subprocess on CPU (VmHWM reset before the call). Defaults: 4096 × 8192 on a GPU; 1024 × 8192 on CPU (the
+shared 2-core machine); override with FDIV_BENCH_BATCH, FDIV_BENCH_VOCAB, FDIV_BENCH_REPEATS, FDIV_BENCH_ITERATIONS.
 """
 
 from __future__ import annotations
@@ -83,23 +83,26 @@ def gpu_peak_bytes(operator, theta, upstream) -> int:
 
 
 PEAK_SCRIPT = """
-import json, resource, sys, torch
+import json, sys, torch
 torch.set_num_threads(1)
 from stages.papers.fdiv_losses.benchmarks import contenders, forward_backward, inputs
+def kib(key):
+    return next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith(key + ":"))
 name, batch, vocab, iterations = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 theta, upstream = inputs(batch, vocab, "cpu")
 small_theta, small_upstream = inputs(8, vocab, "cpu")
 operator = contenders(iterations)[name]
 forward_backward(operator, small_theta, small_upstream, "cpu")()
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+before = kib("VmRSS")
+open("/proc/self/clear_refs", "w").write("5")
 forward_backward(operator, theta, upstream, "cpu")()
-after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(json.dumps((after - before) * 1024))
+print(json.dumps((kib("VmHWM") - before) * 1024))
 """
 
 
 def cpu_peak_bytes(name: str, batch: int, vocab: int, iterations: int) -> int:
-    """Peak resident memory growth of one forward + backward in a fresh process (KiB-resolution ru_maxrss)."""
+    """Peak resident memory above the inputs during one forward + backward, in a fresh process (Linux: the
+    peak VmHWM is reset through /proc/self/clear_refs just before the call)."""
     env = dict(os.environ, OMP_NUM_THREADS="1")
     output = subprocess.run(
         [sys.executable, "-c", PEAK_SCRIPT, name, str(batch), str(vocab), str(iterations)],
