@@ -13,6 +13,7 @@ PAPER_SPECS = (
     "stages.papers.dynamic_selection.pipeline",
     "stages.papers.rings.pipeline",
     "stages.papers.blae.pipeline",
+    "stages.papers.fdiv_losses.pipeline",
 )
 
 PAPERS: Registry[Paper] = Registry("paper")
