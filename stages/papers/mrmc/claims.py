@@ -57,7 +57,7 @@ def _wins(
 def accuracy_claim(results: pl.DataFrame, params: MRMCParams) -> Claim:
     """MRMC(-R) ≥ random at each of the paper's budgets (paired over seeds)."""
     names = params.claims
-    budgets = names.paper_budgets
+    budgets = params.judged_budgets
     evidence, gaps = _wins(results, names.mrmc_method, [names.random_method], budgets, names.confidence)
     return verdict_claim(
         id="accuracy_vs_random",
@@ -84,7 +84,9 @@ def accuracy_claim(results: pl.DataFrame, params: MRMCParams) -> Claim:
 def baselines_claim(results: pl.DataFrame, params: MRMCParams) -> Claim:
     """MRMC(-R) ≥ every other core-set baseline at each of the paper's budgets."""
     names = params.claims
-    evidence, gaps = _wins(results, names.mrmc_method, names.baselines, names.paper_budgets, names.confidence)
+    evidence, gaps = _wins(
+        results, names.mrmc_method, names.baselines, params.judged_budgets, names.confidence
+    )
     return verdict_claim(
         id="accuracy_vs_baselines",
         statement="MRMC-R's accuracy is above each core-set baseline's ("
@@ -99,7 +101,7 @@ def baselines_claim(results: pl.DataFrame, params: MRMCParams) -> Claim:
 def extension_claim(results: pl.DataFrame, params: MRMCParams) -> Claim | None:
     """Our extension: MRMC(-R) ≥ random at the budgets the paper does not use (10 %); None without any."""
     names = params.claims
-    budgets = [b for b in params.budgets if b not in names.paper_budgets]
+    budgets = [b for b in params.budgets if b not in params.judged_budgets]
     if not budgets:
         return None
     evidence, gaps = _wins(results, names.mrmc_method, [names.random_method], budgets, names.confidence)
@@ -118,7 +120,7 @@ def regulariser_claim(results: pl.DataFrame, params: MRMCParams) -> Claim:
     """The regulariser helps: MRMC-R ≥ pure MRMC (top |C| by φ) at each of the paper's budgets."""
     names = params.claims
     evidence, gaps = _wins(
-        results, names.mrmc_method, [names.pure_method], names.paper_budgets, names.confidence
+        results, names.mrmc_method, [names.pure_method], params.judged_budgets, names.confidence
     )
     return verdict_claim(
         id="regulariser_vs_pure_mrmc",

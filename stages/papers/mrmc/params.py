@@ -105,10 +105,14 @@ class MRMCParams(PoolParams):
                 f"mrmc.methods: {', '.join(own_balance)} set their own balance; the compared methods take "
                 "mrmc.balance, so every one gets the same setting"
             )
-        for budget in [claims.cost_budget, *claims.paper_budgets]:
-            if budget not in self.budgets:
-                raise ValueError(f"claims budget {budget} is not one of mrmc.budgets")
+        if claims.cost_budget not in self.budgets:
+            raise ValueError(f"claims.cost_budget {claims.cost_budget} is not one of mrmc.budgets")
         return self._scaled()
+
+    @property
+    def judged_budgets(self) -> list[float]:
+        """The paper's budgets this run has (the paper's claims are judged there; the cost budget is one)."""
+        return [budget for budget in self.budgets if budget in self.claims.paper_budgets]
 
     def _scaled(self) -> MRMCParams:
         """This section with `FULL_SCALE` applied when `scale` is `full` (unchanged otherwise)."""
