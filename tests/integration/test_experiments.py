@@ -50,8 +50,11 @@ def test_concurrent_experiments_finish_and_leave_the_workspace_alone(committed_s
     assert epochs.metrics["data/mrmc/metrics.json"]["full"]["all"]["mean_accuracy"] > 0
     assert {claim["id"] for claim in epochs.claims} == {
         "accuracy_vs_random",
+        "accuracy_vs_baselines",
         "selection_cost",
-        "balance_matters",
+        "regulariser_vs_pure_mrmc",
+        "accuracy_vs_random_small_budgets",
+        "class_quotas_lift_pure_mrmc",
     }
     assert all(len(md5) >= 32 for md5 in epochs.hashes.values())
     text = audit_markdown(epochs)

@@ -16,6 +16,7 @@ EXPECTED = [
     "mrmc-trace",
     "mrmc-select",
     "mrmc-train",
+    "mrmc-cost",
     "mrmc-evaluate",
     "mrmc-claims",
 ]

@@ -1,4 +1,4 @@
-"""The MRMC pipeline at default params through `dvc repro`, in a scratch copy (about 5 minutes on 2 cores)."""
+"""The MRMC pipeline at default params through `dvc repro`, in a scratch copy (about 5-12 minutes on 2 cores)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,14 @@ def test_default_params_reproduce_end_to_end(tmp_path, repo_root):
     workspace = scratch_copy(repo_root, tmp_path / "ws")
     run_dvc(["repro", "mrmc-claims"], workspace)
     claims = {claim.id: claim for claim in read_claims(workspace / "data/mrmc/claims.json")}
-    assert set(claims) == {"accuracy_vs_random", "selection_cost", "balance_matters"}
+    assert set(claims) == {
+        "accuracy_vs_random",
+        "accuracy_vs_baselines",
+        "selection_cost",
+        "regulariser_vs_pure_mrmc",
+        "accuracy_vs_random_small_budgets",
+        "class_quotas_lift_pure_mrmc",
+    }
     metrics = json.loads((workspace / "data/mrmc/metrics.json").read_text())
-    assert metrics["full"]["all"]["mean_accuracy"] > 0.8  # an MLP on 20k Fashion-MNIST images
-    assert claims["balance_matters"].measured["class_count_ratio_balanced"] == pytest.approx(1.0)
+    assert metrics["full"]["all"]["mean_accuracy"] > 0.7  # a small CNN on 1,500 Fashion-MNIST images
+    assert claims["class_quotas_lift_pure_mrmc"].measured["class_count_ratio_quota"] == pytest.approx(1.0)

@@ -15,7 +15,8 @@ def _mrmc_raw(repo_root):
 
 def test_repository_params_validate(repo_root):
     params = load_section(MRMCParams, "mrmc", repo_root / "params.yaml")
-    assert params.budgets == [0.1, 0.3, 0.5]
+    assert params.budgets == [0.1, 0.3, 0.5, 0.7]
+    assert params.judged_budgets == [0.3, 0.5, 0.7]
     assert len(params.seeds) >= 3
 
 

@@ -13,7 +13,7 @@ from stages.methods.selection.coreset import SelectionPool, budget_count, class_
 from stages.methods.selection.forgetting import forgetting_counts
 from stages.methods.selection.herding import herd
 from stages.methods.selection.kcenter import k_center_greedy
-from stages.methods.selection.mrmc import fit_loss_decay, loss_reduction
+from stages.methods.selection.mrmc import fit_loss_decay, loss_reduction, regulariser_scores
 from stages.methods.selection.registry import SELECTORS, make_selector
 from stages.models.trace import TrainingTrace
 
@@ -89,6 +89,17 @@ def test_mrmc_fit_recovers_exponential_decay():
     np.testing.assert_allclose(loss_reduction(trace), q * (1 - np.exp(-w * 10)), rtol=1e-6)
 
 
+def test_mrmc_nonneg_fit_bounds_the_rate_and_zeroes_rising_losses():
+    epochs = np.arange(1, 6)
+    trace = np.stack([2.0 * np.exp(-0.3 * epochs), 0.5 * np.exp(0.1 * epochs)])
+    q, w = fit_loss_decay(trace, "log_linear_nonneg")
+    assert w[0] == pytest.approx(0.3) and w[1] == 0.0
+    assert q[1] == pytest.approx(np.exp(np.log(trace[1]).mean()))  # the bound binds: constant fit
+    phi = loss_reduction(trace, "log_linear_nonneg")
+    assert phi[0] == pytest.approx(2.0 * (1 - np.exp(-1.5))) and phi[1] == 0.0
+    assert loss_reduction(trace)[1] < 0  # unbounded: a rising loss gives a negative reduction
+
+
 def test_mrmc_keeps_the_largest_reductions_per_class():
     epochs = np.arange(1, 6)
     decay = np.array([0.5, 0.1, 0.0, 0.4, 0.05, 0.3])  # per sample
@@ -99,19 +110,65 @@ def test_mrmc_keeps_the_largest_reductions_per_class():
         error_norm=np.ones((6, 5)),
     )
     pool = SelectionPool(np.zeros((6, 2), np.float32), labels, trace)
-    np.testing.assert_array_equal(make_selector("mrmc")(pool, 2, np.random.default_rng(0)), [0, 3])
+    pure = {"regularizer": False}
     np.testing.assert_array_equal(
-        make_selector("mrmc", {"balance": False})(pool, 2, np.random.default_rng(0)), [0, 3]
+        make_selector("mrmc", pure | {"balance": True})(pool, 2, np.random.default_rng(0)), [0, 3]
     )
+    np.testing.assert_array_equal(make_selector("mrmc", pure)(pool, 2, np.random.default_rng(0)), [0, 3])
+    np.testing.assert_array_equal(make_selector("mrmc", pure)(pool, 3, np.random.default_rng(0)), [0, 3, 5])
+
+
+def _decay_pool(rates: list[float], labels: list[int], features: list[list[float]]) -> SelectionPool:
+    epochs = np.arange(1, 6)
+    loss = np.exp(-np.array(rates)[:, None] * epochs[None, :])
+    n = len(rates)
+    trace = TrainingTrace(loss=loss, correct=np.ones((n, 5), bool), error_norm=np.ones((n, 5)))
+    return SelectionPool(np.array(features, np.float32), np.array(labels), trace)
+
+
+def test_mrmc_r_regulariser_pushes_out_samples_that_c_prime_already_explains():
+    # φ falls with the index: class 0 holds the four largest reductions, class 1 the two smallest
+    pool = _decay_pool(
+        [0.9, 0.8, 0.7, 0.6, 0.5, 0.4], [0, 0, 0, 0, 1, 1], [[0.0], [0.0], [0.0], [0.0], [1.0], [1.0]]
+    )
+    phi = loss_reduction(pool.trace.loss)
+    assert np.all(np.diff(phi) < 0)
+    rng = np.random.default_rng(0)
+    np.testing.assert_array_equal(make_selector("mrmc", {"regularizer": False})(pool, 4, rng), [0, 1, 2, 3])
+    # MRMC-R, ρ = 0.5: C′ = {0, 1} (class 0 only), so θ′ gives class 0 probability 1 → φ_reg = 1 there and
+    # 0 for class 1; the fill score φ − 2·φ_reg ranks samples 4 and 5 (≈ φ > 0) above 2 and 3 (φ − 2 < 0)
+    assert regulariser_scores(pool.features, pool.labels, np.array([0, 1])).tolist() == [1, 1, 1, 1, 0, 0]
+    np.testing.assert_array_equal(make_selector("mrmc", {"rho": 0.5})(pool, 4, rng), [0, 1, 4, 5])
+    # γ = 0 switches the regulariser off: back to pure MRMC
     np.testing.assert_array_equal(
-        make_selector("mrmc", {"balance": False})(pool, 3, np.random.default_rng(0)), [0, 3, 5]
+        make_selector("mrmc", {"rho": 0.5, "gamma": 0.0})(pool, 4, rng), [0, 1, 2, 3]
     )
 
 
-def test_mrmc_proxy_variant_respects_budget_and_balance():
-    pool = random_pool(100, 4, 3)
-    chosen = make_selector("mrmc", {"proxy_fraction": 0.3})(pool, 40, np.random.default_rng(0))
-    assert np.bincount(pool.labels[chosen]).tolist() == list(class_quotas(pool.labels, 40).values())
+def test_mrmc_r_prefers_the_sample_the_c_prime_classifier_gets_wrong():
+    # two classes on a line; sample 2 (class 0) sits among class 1 and sample 3 (class 0) among class 0
+    pool = _decay_pool(
+        [0.9, 0.85, 0.3, 0.31, 0.8, 0.75, 0.1],
+        [0, 0, 0, 0, 1, 1, 1],
+        [[-2.0], [-2.1], [2.0], [-1.9], [2.1], [1.9], [2.2]],
+    )
+    phi = loss_reduction(pool.trace.loss)
+    assert phi[3] > phi[2]  # pure MRMC would take sample 3
+    reg = regulariser_scores(pool.features, pool.labels, np.array([0, 1, 4, 5]))
+    assert reg[2] < 0.5 < reg[3]  # θ′ fitted on C′ = {0, 1, 4, 5} misclassifies sample 2
+    chosen = make_selector("mrmc", {"rho": 0.8})(pool, 5, np.random.default_rng(0))
+    np.testing.assert_array_equal(chosen, [0, 1, 2, 4, 5])
+    pure = make_selector("mrmc", {"regularizer": False})(pool, 5, np.random.default_rng(0))
+    np.testing.assert_array_equal(pure, [0, 1, 3, 4, 5])
+
+
+def test_every_selector_offers_the_class_balance_option():
+    pool = random_pool(60, 3, 2)
+    quotas = list(class_quotas(pool.labels, 12).values())
+    for name in SELECTORS.names():
+        assert "balance" in SELECTORS.get(name).Options.model_fields, name
+        chosen = make_selector(name, {"balance": True})(pool, 12, np.random.default_rng(0))
+        assert np.bincount(pool.labels[chosen], minlength=3).tolist() == quotas, name
 
 
 def test_forgetting_counts_hand_case():

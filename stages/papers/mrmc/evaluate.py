@@ -16,10 +16,10 @@ from stages.core.metrics import new_figure, save_figure, write_metrics, write_pl
 from stages.core.schema import ColumnSpec, TableSchema
 from stages.core.validate import ensure_valid
 from stages.datasets.classification import to_arrays
-from stages.models.mlp import MLPClassifier
-from stages.models.training import Standardizer, predict
+from stages.models.config import TrainConfig
+from stages.models.training import Standardizer, UnitScaler, build_model, predict
 from stages.papers.mrmc.select import FULL
-from stages.papers.mrmc.train import INDEX_FILE, STANDARDIZER_FILE
+from stages.papers.mrmc.train import INDEX_FILE, STANDARDIZER_FILE, load_scaler
 
 RESULTS_SCHEMA = TableSchema(
     name="mrmc results",
@@ -33,10 +33,9 @@ RESULTS_SCHEMA = TableSchema(
 )
 
 
-def load_standardizer(models_dir: Path) -> Standardizer:
-    """The pool statistics saved by the train step."""
-    tensors = load_file(models_dir / STANDARDIZER_FILE)
-    return Standardizer(mean=tensors["mean"].numpy(), std=tensors["std"].numpy())
+def load_standardizer(models_dir: Path) -> Standardizer | UnitScaler:
+    """The input scaling fitted on the pool by the train step."""
+    return load_scaler(models_dir / STANDARDIZER_FILE)
 
 
 def evaluate_models(models_dir: Path, test_inputs: torch.Tensor, test_labels: np.ndarray) -> pl.DataFrame:
@@ -45,7 +44,7 @@ def evaluate_models(models_dir: Path, test_inputs: torch.Tensor, test_labels: np
     arch = index["architecture"]
     rows = []
     for entry in index["runs"]:
-        model = MLPClassifier(arch["in_dim"], arch["hidden"], arch["n_classes"])
+        model = build_model(arch["in_dim"], arch["n_classes"], TrainConfig(**arch["config"]), seed=0)
         model.load_state_dict(load_file(models_dir / entry["file"]))
         accuracy = CLASSIFICATION.evaluate(test_labels, predicted=predict(model, test_inputs))["accuracy"]
         rows.append(

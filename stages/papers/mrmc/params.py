@@ -1,4 +1,8 @@
-"""The `mrmc:` section of params.yaml."""
+"""The `mrmc:` section of params.yaml.
+
+`scale: full` replaces the CPU-scale sizes by the paper-scale grid in `FULL_SCALE` (same code, same stages):
+`dvc exp run -S mrmc.scale=full`.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +15,15 @@ from stages.methods.selection.registry import SELECTORS
 from stages.models.config import TrainConfig
 from stages.papers.fields import PoolParams, check_choices
 
+FULL_SCALE: dict[str, Any] = {
+    "pool_size": None,
+    "test_size": None,
+    "seeds": [0, 1, 2, 3, 4],
+    "trace": {"epochs": 20, "channels": (32, 64), "hidden": (128,)},
+    "train": {"epochs": 60, "channels": (32, 64), "hidden": (128,)},
+}
+"""What `scale: full` sets over the section: the whole 60k/10k splits, 5 seeds, a wider CNN, 60 training epochs."""
+
 
 class MethodParams(StrictModel):
     """One compared method: a registered selector and its options."""
@@ -19,13 +32,27 @@ class MethodParams(StrictModel):
     options: dict[str, Any] = Field(default_factory=dict)
 
 
+class CostParams(StrictModel):
+    """The `mrmc-cost` benchmark: interleaved repeats of one epoch of each kind and of each scoring call."""
+
+    repeats: int = Field(5, ge=1, description="timed repeats per call (after one warm-up), interleaved")
+    paper_train_epochs: int = Field(
+        200, ge=1, description="core-set epochs of the paper (DeepCore), reported"
+    )
+
+
 class ClaimsParams(StrictModel):
     """Thresholds the claims stage uses (fixed before any run, never fitted to results)."""
 
     mrmc_method: str = "mrmc"
     random_method: str = "random"
-    unbalanced_method: str = "mrmc_unbalanced"
+    baselines: list[str] = Field(default_factory=lambda: ["herding", "kcenter", "el2n", "forgetting"])
     score_baselines: list[str] = Field(default_factory=lambda: ["el2n", "forgetting"], min_length=1)
+    pure_method: str = "mrmc_pure"
+    quota_method: str = "mrmc_class_quota"
+    paper_budgets: list[float] = Field(
+        default_factory=lambda: [0.3, 0.5, 0.7], min_length=1, description="the paper's budgets"
+    )
     selection_time_ratio: float = Field(1.5, gt=0)
     cost_budget: float = Field(0.3, gt=0, le=1)
     uneven_ratio: float = Field(1.5, gt=1, description="max/min class count above which a core-set is uneven")
@@ -35,11 +62,14 @@ class ClaimsParams(StrictModel):
 class MRMCParams(PoolParams):
     """Everything the MRMC pipeline reads."""
 
-    budgets: list[float] = Field(default_factory=lambda: [0.1, 0.3, 0.5], min_length=1)
+    scale: Literal["default", "full"] = "default"
+    budgets: list[float] = Field(default_factory=lambda: [0.1, 0.3, 0.5, 0.7], min_length=1)
+    balance: bool = Field(False, description="class quotas for every method that does not set its own")
     feature_space: Literal["embedding", "raw"] = "embedding"
     methods: dict[str, MethodParams]
-    trace: TrainConfig = TrainConfig(epochs=10)
+    trace: TrainConfig = TrainConfig(epochs=20)
     train: TrainConfig = TrainConfig(epochs=15)
+    cost: CostParams = CostParams()
     claims: ClaimsParams = ClaimsParams()
 
     @field_validator("budgets")
@@ -49,16 +79,47 @@ class MRMCParams(PoolParams):
             raise ValueError("budgets must be distinct fractions in (0, 1)")
         return sorted(budgets)
 
+    def options_of(self, label: str) -> dict[str, Any]:
+        """A method's selector options with the section's `balance` filled in unless the method sets it."""
+        return {"balance": self.balance, **self.methods[label].options}
+
+    @property
+    def compared(self) -> list[str]:
+        """The methods of the main comparison (they all take the section's `balance`)."""
+        claims = self.claims
+        return [claims.mrmc_method, claims.random_method, *claims.baselines, *claims.score_baselines]
+
     @model_validator(mode="after")
     def _methods_build(self) -> MRMCParams:
         check_choices(self.methods, SELECTORS, "selector", "mrmc.methods")
         if "full" in self.methods:
             raise ValueError("'full' is reserved for the full-data reference run")
         claims = self.claims
-        named = [claims.mrmc_method, claims.random_method, claims.unbalanced_method, *claims.score_baselines]
-        missing = [label for label in named if label not in self.methods]
+        named = [*self.compared, claims.pure_method, claims.quota_method]
+        missing = sorted({label for label in named if label not in self.methods})
         if missing:
             raise ValueError(f"claims name methods that are not in mrmc.methods: {', '.join(missing)}")
-        if self.claims.cost_budget not in self.budgets:
-            raise ValueError(f"claims.cost_budget {self.claims.cost_budget} is not one of the budgets")
-        return self
+        own_balance = sorted({label for label in self.compared if "balance" in self.methods[label].options})
+        if own_balance:
+            raise ValueError(
+                f"mrmc.methods: {', '.join(own_balance)} set their own balance; the compared methods take "
+                "mrmc.balance, so every one gets the same setting"
+            )
+        if claims.cost_budget not in self.budgets:
+            raise ValueError(f"claims.cost_budget {claims.cost_budget} is not one of mrmc.budgets")
+        return self._scaled()
+
+    @property
+    def judged_budgets(self) -> list[float]:
+        """The paper's budgets this run has (the paper's claims are judged there; the cost budget is one)."""
+        return [budget for budget in self.budgets if budget in self.claims.paper_budgets]
+
+    def _scaled(self) -> MRMCParams:
+        """This section with `FULL_SCALE` applied when `scale` is `full` (unchanged otherwise)."""
+        if self.scale != "full":
+            return self
+        update = {
+            key: getattr(self, key).model_copy(update=value) if isinstance(value, dict) else value
+            for key, value in FULL_SCALE.items()
+        }
+        return self.model_copy(update=update)

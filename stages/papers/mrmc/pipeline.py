@@ -22,6 +22,7 @@ DATA = Catalog(
     trace_timings="timings/trace.json",
     select_timings="timings/select.json",
     train_timings="timings/train.json",
+    cost_timings="timings/cost.json",
 )
 
 STEPS = (
@@ -29,29 +30,55 @@ STEPS = (
         name="prepare",
         deps=pool_step_deps("mrmc"),
         outs=DATA.pick("pool", "test", "validation"),
-        params=("common.seed", "mrmc.dataset", "mrmc.pool_size", "mrmc.test_size"),
+        params=("common.seed", "mrmc.scale", "mrmc.dataset", "mrmc.pool_size", "mrmc.test_size"),
         description="draw the selection pool from the train split; keep the test split untouched",
     ),
     Step(
         name="trace",
         deps=DATA.pick("pool"),
         outs=DATA.pick("trace", timings="trace_timings"),
-        params=("common.seed", "mrmc.seeds", "mrmc.trace"),
-        description="train R short epochs on the pool per seed, logging each sample's loss",
+        params=("common.seed", "mrmc.scale", "mrmc.seeds", "mrmc.trace"),
+        description="train R epochs on the pool per seed, logging each sample's loss by an eval pass per epoch",
     ),
     Step(
         name="select",
         deps=DATA.pick("pool", "trace"),
         outs=DATA.pick("selections", timings="select_timings"),
-        params=("common.seed", "mrmc.seeds", "mrmc.budgets", "mrmc.methods", "mrmc.feature_space"),
+        params=(
+            "common.seed",
+            "mrmc.scale",
+            "mrmc.seeds",
+            "mrmc.budgets",
+            "mrmc.balance",
+            "mrmc.methods",
+            "mrmc.feature_space",
+        ),
         description="every method × budget × seed selects its core-set",
     ),
     Step(
         name="train",
         deps=DATA.pick("pool", "selections"),
         outs=DATA.pick("models", timings="train_timings"),
-        params=("common.seed", "mrmc.train"),
+        params=("common.seed", "mrmc.scale", "mrmc.train"),
         description="train a fresh model on each core-set and on the full pool",
+    ),
+    Step(
+        name="cost",
+        deps=DATA.pick("pool", "trace", "selections"),
+        outs=DATA.pick(timings="cost_timings"),
+        params=(
+            "common.seed",
+            "mrmc.scale",
+            "mrmc.seeds",
+            "mrmc.balance",
+            "mrmc.methods",
+            "mrmc.feature_space",
+            "mrmc.trace",
+            "mrmc.train",
+            "mrmc.cost",
+            "mrmc.claims",
+        ),
+        description="selection cost: interleaved repeats of trace/training epochs and scoring calls in one run",
     ),
     Step(
         name="evaluate",
@@ -68,10 +95,10 @@ STEPS = (
     ),
     Step(
         name="claims",
-        deps=DATA.pick("results", "selections", "pool", "trace_timings", "select_timings", "train_timings"),
+        deps=DATA.pick("results", "selections", "pool", "cost_timings"),
         outs=DATA.pick("claims"),
-        params=("mrmc.budgets", "mrmc.methods", "mrmc.claims"),
-        description="check the paper's three claims",
+        params=("mrmc.scale", "mrmc.budgets", "mrmc.methods", "mrmc.claims"),
+        description="check the paper's claims and the ablations",
     ),
 )
 
