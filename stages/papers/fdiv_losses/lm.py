@@ -80,8 +80,8 @@ class CharTransformer(nn.Module):
     def forward(self, tokens: Tensor) -> Tensor:
         """Next-token scores (batch, length, vocab)."""
         length = tokens.shape[1]
-        mask = nn.Transformer.generate_square_subsequent_mask(length)
-        hidden = self.embed(tokens) + self.position(torch.arange(length))
+        mask = nn.Transformer.generate_square_subsequent_mask(length, device=tokens.device)
+        hidden = self.embed(tokens) + self.position(torch.arange(length, device=tokens.device))
         return self.head(self.norm(self.blocks(hidden, mask=mask, is_causal=True)))
 
 
