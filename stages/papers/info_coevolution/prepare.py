@@ -22,6 +22,8 @@ from stages.datasets.splits import split_pool_and_test, stratified_subsample
 def carve_calibration(table: pl.DataFrame, size: int, seed: int) -> tuple[pl.DataFrame, pl.DataFrame]:
     """`size` train rows (stratified) for calibration, and the table without them."""
     train = table.filter(pl.col("split") == "train")
+    if train.is_empty():
+        raise PipelineError("the pool is empty: the dataset has no 'train' rows")
     if size > train.height // 2:
         raise PipelineError(
             f"info_coevolution.calibration_size {size}: at most half of the {train.height} train rows, so the "
