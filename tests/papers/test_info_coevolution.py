@@ -85,7 +85,8 @@ def test_users_wide_table_runs_end_to_end_and_deterministically(workspace):
     }
     assert curves["n_annotated"].max() <= round(0.6 * 86)  # the budget caps every run (96 train rows − 10)
     assert curves["temperature"].drop_nulls().min() > 0  # every round's view was temperature-scaled
-    assert curves["vote_inside"].drop_nulls().is_between(0.3, 0.7).all()  # the quantile radius holds half
+    inside = curves.filter(pl.col("strategy") == "info_coevolution")["vote_inside"].drop_nulls()
+    assert len(inside) and inside.is_between(0.3, 0.7).all()  # its median radius holds about half
     annotations = pl.read_parquet(root / "annotations.parquet")
     assert (
         annotations.group_by(["strategy", "seed"])
