@@ -27,6 +27,13 @@ TINY_SCHEDULE = (
     "info_coevolution.min_steps=20",
     "info_coevolution.train.epochs=2",
     "info_coevolution.train.hidden=[16]",
+    "info_coevolution.train.architecture=mlp",  # a user's feature table is not an image: no CNN, no FixMatch
+    "info_coevolution.train.augment=none",
+    "info_coevolution.calibration_size=10",
+    "info_coevolution.strategies={random: {strategy: random}, least_confidence: {strategy: least_confidence}, "
+    "info_coevolution: {strategy: info_coevolution, options: {vote_radius_quantile: 0.5}}, "
+    "info_coevolution_semi: {strategy: info_coevolution_semi}}",
+    "info_coevolution.claims.reported=[]",
     "common.datasets.table.path=mine.parquet",
     "common.datasets.table.label_column=y",
 )
@@ -76,7 +83,10 @@ def test_users_wide_table_runs_end_to_end_and_deterministically(workspace):
         "info_coevolution",
         "info_coevolution_semi",
     }
-    assert curves["n_annotated"].max() <= round(0.6 * 96)  # the budget caps every run (96 train rows)
+    assert curves["n_annotated"].max() <= round(0.6 * 86)  # the budget caps every run (96 train rows − 10)
+    assert curves["temperature"].drop_nulls().min() > 0  # every round's view was temperature-scaled
+    inside = curves.filter(pl.col("strategy") == "info_coevolution")["vote_inside"].drop_nulls()
+    assert len(inside) and inside.is_between(0.3, 0.7).all()  # its median radius holds about half
     annotations = pl.read_parquet(root / "annotations.parquet")
     assert (
         annotations.group_by(["strategy", "seed"])
@@ -96,7 +106,7 @@ def test_users_wide_table_runs_end_to_end_and_deterministically(workspace):
     [
         ((), pl.DataFrame({"f0": [1.0, 2.0], "label": [0, 1]}), "data-table", "label column 'y' not found"),
         (("info_coevolution.budget=500",), None, "info_coevolution-prepare",
-         "info_coevolution.budget 500 exceeds the pool size 96"),
+         "info_coevolution.budget 500 exceeds the pool size 86"),
         (("common.datasets.table.split_column=part",), "test-only", "info_coevolution-prepare",
          "the pool is empty"),
         (("info_coevolution.strategies.random.strategy=entropy",), None, "info_coevolution-prepare",

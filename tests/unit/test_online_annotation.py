@@ -168,16 +168,21 @@ def test_stop_rule_fires_when_little_gain_remains():
     assert confident.remaining_gain() <= 1.0 and confident.should_stop()
 
 
-def test_semi_supervised_pseudo_labels_and_distance_gain():
+def test_semi_supervised_distance_gain_and_no_stale_pseudo_labels():
     view, _ = clustered_view()
-    view.probabilities[:12] = [[1.0, 0.0]]  # cluster 0 is certain: clean, pseudo-labelled, no distance gain
+    view.probabilities[:12] = [[1.0, 0.0]]  # cluster 0 is certain: clean, no distance gain
     view.labelled[12], view.labels[12] = True, 1
     strategy = make_strategy("info_coevolution_semi")
     strategy.begin_round(view, np.random.default_rng(0))
-    targets = strategy.training_targets()
-    assert targets.n_pseudo == 12 and set(targets.rows[targets.labels == 0]) == set(range(12))
-    assert (strategy.gain[:13] == 0).all()
-    assert (strategy.gain[13:] > 0).all() and strategy.gain[13:].max() <= 1.5
+    rows = strategy.propose(3)
+    strategy.observe(rows, np.ones(3, np.int64))
+    targets = (
+        strategy.training_targets()
+    )  # annotations only: pseudo-labels are made later, by a fresh teacher
+    assert sorted(targets.rows.tolist()) == sorted([12, *rows.tolist()])
+    assert (strategy.gain[:12] == 0).all()
+    unlabelled = np.setdiff1d(np.arange(13, 24), rows)
+    assert (strategy.gain[unlabelled] > 0).all() and strategy.gain[unlabelled].max() <= 1.5
 
 
 def test_baselines_propose_valid_rows():
@@ -231,3 +236,28 @@ def test_loop_is_deterministic_and_stops_by_itself(tiny_table):
     counts = [record.n_annotated for record in first.records]
     assert counts == sorted(set(counts))  # every recorded round added annotations
     assert first.records[-1].stopped and counts[-1] < 80  # separable blobs: the stop rule ends it early
+
+
+@pytest.mark.parametrize("quantile", [0.25, 0.5, 0.75])
+def test_radii_from_neighbour_distance_quantiles(quantile):
+    view, _ = clustered_view()
+    strategy = make_strategy(
+        "info_coevolution", {"vote_radius_quantile": quantile, "rescore_radius_quantile": quantile}
+    )
+    strategy.begin_round(view, np.random.default_rng(0))
+    _, distances = strategy.index.neighbours(np.arange(24), 16)
+    diagnostics = strategy.diagnostics()
+    assert diagnostics["vote_radius"] == pytest.approx(np.quantile(distances, quantile))
+    assert diagnostics["rescore_radius"] == pytest.approx(np.quantile(distances[:, :8], quantile))
+    assert diagnostics["vote_inside"] == pytest.approx((distances <= diagnostics["vote_radius"]).mean())
+    assert abs(diagnostics["vote_inside"] - quantile) <= 0.1
+
+
+def test_fixed_radii_report_how_many_neighbours_they_hold():
+    view, _ = clustered_view()  # two tight clusters of 12: 11 of 16 neighbours lie within 0.15, none beyond
+    strategy = make_strategy("info_coevolution")
+    strategy.begin_round(view, np.random.default_rng(0))
+    diagnostics = strategy.diagnostics()
+    assert diagnostics["vote_radius"] == 0.15 and diagnostics["rescore_radius"] == 0.1
+    assert diagnostics["vote_inside"] == pytest.approx(11 / 16)
+    assert diagnostics["rescore_inside"] == pytest.approx(1.0)

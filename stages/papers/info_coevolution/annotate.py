@@ -1,6 +1,9 @@
-"""Step `info_coevolution-annotate`: every strategy × seed annotates the pool online, round by round.
+"""Step `info_coevolution-annotate`: every run kind × seed annotates the pool online, round by round.
 
-Writes the learning curves (annotations, pseudo-labels, test accuracy, remaining gain, stop flag per round),
+A run kind is a strategy (what to annotate) with a training mode (supervised, or FixMatch from the round's
+supervised teacher). Writes the learning curves (annotations, FixMatch mask rate, test accuracy, remaining
+gain, stop flag, and the view's diagnostics: temperature, confident share and precision, radii and the share of
+neighbours inside them, per round),
 the annotated sample ids with their round, and the wall-clock timings (kept apart so the data outputs are
 byte-identical across reruns).
 """
@@ -25,35 +28,52 @@ CURVES_SCHEMA = TableSchema(
         ColumnSpec("seed", "int", min=0),
         ColumnSpec("round", "int", min=0),
         ColumnSpec("n_annotated", "int", min=1),
-        ColumnSpec("n_pseudo", "int", min=0),
+        ColumnSpec("training", "str"),
+        ColumnSpec("mask_rate", "float", min=0, max=1, nullable=True),
         ColumnSpec("accuracy", "float", min=0, max=1),
         ColumnSpec("remaining_gain", "float", nullable=True),
         ColumnSpec("stopped", "bool"),
     ),
 )
+DIAGNOSTICS = (
+    "temperature",
+    "confident_share",
+    "confident_precision",
+    "vote_radius",
+    "vote_inside",
+    "rescore_radius",
+    "rescore_inside",
+)
 
 
-def curve_frame(strategy: str, seed: int, run: AnnotationRun) -> pl.DataFrame:
-    """One run's rounds as rows (NaN remaining gain → null for strategies without a gain)."""
+def curve_frame(strategy: str, training: str, seed: int, run: AnnotationRun) -> pl.DataFrame:
+    """One run's rounds as rows (NaN → null: no FixMatch, no gain, or no view after the last round)."""
+    records = run.records
+    columns = {
+        "strategy": strategy,
+        "seed": seed,
+        "round": [record.round for record in records],
+        "n_annotated": [record.n_annotated for record in records],
+        "training": training,
+        "mask_rate": [record.mask_rate for record in records],
+        "accuracy": [record.accuracy for record in records],
+        "remaining_gain": [record.remaining_gain for record in records],
+        "stopped": [record.stopped for record in records],
+    }
+    for name in DIAGNOSTICS:
+        columns[name] = [float(record.diagnostics.get(name, float("nan"))) for record in records]
+    floats = ["mask_rate", "remaining_gain", *DIAGNOSTICS]
     return pl.DataFrame(
-        {
-            "strategy": strategy,
-            "seed": seed,
-            "round": [record.round for record in run.records],
-            "n_annotated": [record.n_annotated for record in run.records],
-            "n_pseudo": [record.n_pseudo for record in run.records],
-            "accuracy": [record.accuracy for record in run.records],
-            "remaining_gain": [record.remaining_gain for record in run.records],
-            "stopped": [record.stopped for record in run.records],
-        },
-        schema_overrides={"seed": pl.Int64, "round": pl.Int64, "n_annotated": pl.Int64, "n_pseudo": pl.Int64},
-    ).with_columns(pl.col("remaining_gain").fill_nan(None))
+        columns,
+        schema_overrides={"seed": pl.Int64, "round": pl.Int64, "n_annotated": pl.Int64}
+        | dict.fromkeys(floats, pl.Float64),
+    ).with_columns(pl.col(floats).fill_nan(None))
 
 
 def run(ctx: StepContext) -> None:
     """Run every (strategy, seed) and write curves, annotations and timings."""
     params = ctx.params
-    data = load_pool_and_test(ctx.input("pool"), ctx.input("test"))
+    data = load_pool_and_test(ctx.input("pool"), ctx.input("test"), ctx.input("calibration"))
     schedule = params.schedule(len(data.pool))
     curves, annotations, timings = [], [], []
     for seed in params.seeds:
@@ -62,8 +82,9 @@ def run(ctx: StepContext) -> None:
             result = run_online_annotation(
                 data.pool.features, data.pool.labels, strategy, schedule, params.train,
                 run_seed_value(ctx.common.seed, seed), data.test_accuracy(), desc=f"{label} seed {seed}",
+                training=params.training_of(label), calibration=data.calibration_split(),
             )  # fmt: skip
-            curves.append(curve_frame(label, seed, result))
+            curves.append(curve_frame(label, entry.training, seed, result))
             annotations.append(
                 pl.DataFrame(
                     {

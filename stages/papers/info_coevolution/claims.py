@@ -5,24 +5,44 @@ A run that never reaches it within its budget is *censored*: all that is known i
 than it annotated. Comparisons are paired by seed and judged through t intervals over seeds
 (`stages.core.claims`); a censored seed enters as a bound, and a verdict that a bound could overturn becomes
 inconclusive.
+
+Full-label accuracy is the mean of at least three reference runs. The annotation claims are judged against
+that mean and again against both ends of its t interval; a verdict that changes across the interval becomes
+inconclusive (it depends on the reference's own seed noise). The gap at the stop point is a Welch interval
+between the reference runs and the stopped runs.
 """
 
 from __future__ import annotations
 
+import statistics
+from collections.abc import Callable
+
 import polars as pl
 
-from stages.core.claims import Bound, Claim, Evidence, compare_bounded, verdict_claim, write_claims
+from stages.core.claims import (
+    Bound,
+    Claim,
+    Evidence,
+    compare_bounded,
+    interval_kind,
+    judge,
+    verdict_claim,
+    welch_interval,
+    write_claims,
+)
 from stages.core.context import StepContext
-from stages.core.io import read_parquet
+from stages.core.io import read_json, read_parquet
 from stages.papers.info_coevolution.params import InfoCoevolutionParams
 
 Count = tuple[float | None, Bound]
+NEEDED = "annotations_to_full"
+REFERENCE_ENDS = {"lower end": "annotations_to_full_lenient", "upper end": "annotations_to_full_strict"}
 
 
-def needed(summary: pl.DataFrame, strategy: str) -> dict[int, int | None]:
+def needed(summary: pl.DataFrame, strategy: str, column: str = NEEDED) -> dict[int, int | None]:
     """Annotations each seed needed to reach full-label accuracy (None: not within its run)."""
     rows = summary.filter(pl.col("strategy") == strategy).sort("seed")
-    return dict(zip(rows["seed"].to_list(), rows["annotations_to_full"].to_list(), strict=True))
+    return dict(zip(rows["seed"].to_list(), rows[column].to_list(), strict=True))
 
 
 def mean_needed(counts: dict[int, int | None]) -> float | None:
@@ -31,15 +51,15 @@ def mean_needed(counts: dict[int, int | None]) -> float | None:
     return None if any(value is None for value in values) else sum(values) / len(values)
 
 
-def needed_bounds(summary: pl.DataFrame, strategy: str) -> dict[str, Count]:
+def needed_bounds(summary: pl.DataFrame, strategy: str, column: str = NEEDED) -> dict[str, Count]:
     """Per seed: the annotations needed (exact), or, for a run that never reached full-label accuracy, its
     final annotation count as a lower bound."""
     rows = summary.filter(pl.col("strategy") == strategy).sort("seed")
     if rows.height == 0:
         raise ValueError(f"summary has no rows for strategy {strategy!r}")
     return {
-        str(row["seed"]): (float(row["annotations_to_full"]), "exact")
-        if row["annotations_to_full"] is not None
+        str(row["seed"]): (float(row[column]), "exact")
+        if row[column] is not None
         else (float(row["final_annotations"]), "lower")
         for row in rows.iter_rows(named=True)
     }
@@ -67,10 +87,28 @@ def paired(first: dict[str, Count], second: dict[str, Count]) -> dict[str, Count
     return {seed: difference(first[seed], second[seed]) for seed in first}
 
 
-def fewer_annotations_claim(summary: pl.DataFrame, params: InfoCoevolutionParams, pool_size: int) -> Claim:
+def judged_across_reference(build: Callable[[str], Claim]) -> Claim:
+    """The claim judged at the full-label mean; inconclusive when either end of its interval changes the verdict."""
+    claim = build(NEEDED)
+    at_ends = {end: build(column).verdict for end, column in REFERENCE_ENDS.items()}
+    claim.measured["verdict_against_full_label"] = {"mean": claim.verdict, **at_ends}
+    changed = {end: verdict for end, verdict in at_ends.items() if verdict != claim.verdict}
+    if changed:
+        ends = ", ".join(f"{verdict} at the interval's {end}" for end, verdict in changed.items())
+        claim.reason = (
+            f"It is undecided because the verdict depends on the full-label reference's seed noise: "
+            f"{claim.verdict} at its mean, {ends}. At the mean: {claim.reason}"
+        )
+        claim.verdict = "inconclusive"
+    return claim
+
+
+def fewer_annotations_claim(
+    summary: pl.DataFrame, params: InfoCoevolutionParams, pool_size: int, column: str = NEEDED
+) -> Claim:
     """Info-Coevolution reaches full-label accuracy with ≥ min_saving fewer annotations, and before baselines."""
     names, confidence = params.claims, params.claims.confidence
-    ours = needed_bounds(summary, names.info_coevolution)
+    ours = needed_bounds(summary, names.info_coevolution, column)
     # saving = 1 − annotations / pool: a lower bound on the annotations is an upper bound on the saving
     saving: dict[str, Count] = {
         seed: (1 - value / pool_size, _NEGATED[bound]) for seed, (value, bound) in ours.items()
@@ -83,15 +121,15 @@ def fewer_annotations_claim(summary: pl.DataFrame, params: InfoCoevolutionParams
     evidence += [
         compare_bounded(
             f"annotations {name} − {names.info_coevolution}",
-            paired(needed_bounds(summary, name), ours),
+            paired(needed_bounds(summary, name, column), ours),
             0.0,
             "above",
             confidence,
         )
         for name in names.baselines
     ]
-    baselines = {name: mean_needed(needed(summary, name)) for name in names.baselines}
-    mean_ours = mean_needed(needed(summary, names.info_coevolution))
+    baselines = {name: mean_needed(needed(summary, name, column)) for name in names.baselines}
+    mean_ours = mean_needed(needed(summary, names.info_coevolution, column))
     return verdict_claim(
         id="fewer_annotations",
         statement=(
@@ -103,14 +141,15 @@ def fewer_annotations_claim(summary: pl.DataFrame, params: InfoCoevolutionParams
             "pool_size": pool_size,
             "tolerance": names.tolerance,
             "annotations_to_full_per_seed": {
-                name: {str(seed): count for seed, count in needed(summary, name).items()}
+                name: {str(seed): count for seed, count in needed(summary, name, column).items()}
                 for name in [names.info_coevolution, *names.baselines]
             },
             "mean_annotations_to_full": {names.info_coevolution: mean_ours, **baselines},
             "saving": None if mean_ours is None else round(1 - mean_ours / pool_size, 4),
         },
         criterion=(
-            f"reached = acc ≥ full − {names.tolerance}; the t interval over seeds of 1 − annotations/pool lies "
+            f"reached = acc ≥ full − {names.tolerance} (full: mean of the reference runs; the verdict must not change "
+            "at either end of its t interval); the t interval over seeds of 1 − annotations/pool lies "
             f"wholly above {names.min_saving}, and of each baseline's paired annotations minus ours wholly above 0 "
             "(a run that never reached enters as a bound: its final annotation count)"
         ),
@@ -118,7 +157,38 @@ def fewer_annotations_claim(summary: pl.DataFrame, params: InfoCoevolutionParams
     )
 
 
-def stop_rule_claim(summary: pl.DataFrame, params: InfoCoevolutionParams, pool_size: int) -> Claim:
+def stop_gap_evidence(
+    reference: list[float], at_stop: dict[str, float | None], tolerance: float, confidence: float
+) -> Evidence:
+    """Full-label accuracy (reference runs) minus accuracy at the stop (stopped runs): Welch t interval vs the
+    tolerance. A seed whose stop rule never fired leaves it inconclusive."""
+    known = {seed: value for seed, value in at_stop.items() if value is not None}
+    missing = sorted(set(at_stop) - set(known))
+    values = list(known.values())
+    mean = statistics.fmean(reference) - statistics.fmean(values) if values else None
+    interval = None
+    if len(values) >= 2:
+        interval = welch_interval(
+            statistics.fmean(reference), statistics.stdev(reference), len(reference),
+            statistics.fmean(values), statistics.stdev(values), len(values), confidence,
+        )  # fmt: skip
+    verdict = "inconclusive" if interval is None or missing else judge(*interval, tolerance, "below")
+    return Evidence(
+        name="full-label accuracy − accuracy at the stop",
+        per_seed={seed: statistics.fmean(reference) - value for seed, value in known.items()},
+        mean=mean,
+        interval=interval,
+        interval_kind=f"Welch {interval_kind(confidence)} (reference runs vs stopped runs)",
+        threshold=tolerance,
+        direction="below",
+        verdict=verdict,
+        note=f"the stop rule never fired on seed {', '.join(missing)}" if missing else "",
+    )
+
+
+def stop_rule_claim(
+    summary: pl.DataFrame, params: InfoCoevolutionParams, pool_size: int, reference: list[float]
+) -> Claim:
     """The stop rule fires before the pool is exhausted, at an accuracy within the tolerance of full labels."""
     names, confidence = params.claims, params.claims.confidence
     rows = summary.filter(pl.col("strategy") == names.info_coevolution).sort("seed")
@@ -148,12 +218,8 @@ def stop_rule_claim(summary: pl.DataFrame, params: InfoCoevolutionParams, pool_s
         if silent
         else f"it fired on all {len(fired)} seed{'s' if len(fired) != 1 else ''}",
     )
-    gaps: dict[str, tuple[float | None, Bound]] = {
-        seed: (entry["gap"], "exact") if fired[seed] else (None, "exact") for seed, entry in per_seed.items()
-    }
-    gap_evidence = compare_bounded(
-        "full-label accuracy − accuracy at the stop", gaps, names.tolerance, "below", confidence
-    )
+    at_stop = {seed: entry["accuracy_at_stop"] if fired[seed] else None for seed, entry in per_seed.items()}
+    gap_evidence = stop_gap_evidence(reference, at_stop, names.tolerance, confidence)
     return verdict_claim(
         id="automatic_stop",
         statement=(
@@ -163,21 +229,25 @@ def stop_rule_claim(summary: pl.DataFrame, params: InfoCoevolutionParams, pool_s
         measured={
             "pool_size": pool_size,
             "budget_cap": params.schedule(pool_size).budget,
+            "full_label_runs": [round(value, 4) for value in reference],
             "per_seed": per_seed,
         },
         criterion=(
-            "on every seed the stop rule (not the budget cap) ended the run before the pool end, and the t "
-            f"interval over seeds of full − acc_at_stop lies wholly below {names.tolerance}"
+            "on every seed the stop rule (not the budget cap) ended the run before the pool end, and the Welch "
+            f"interval of full − acc_at_stop (reference runs vs stopped runs) lies wholly below {names.tolerance}"
         ),
         evidence=[fired_evidence, gap_evidence],
     )
 
 
-def semi_supervised_claim(summary: pl.DataFrame, params: InfoCoevolutionParams) -> Claim:
+def semi_supervised_claim(
+    summary: pl.DataFrame, params: InfoCoevolutionParams, column: str = NEEDED
+) -> Claim:
     """The semi-supervised variant reaches full-label accuracy with fewer annotations than the supervised one."""
     names, confidence = params.claims, params.claims.confidence
-    supervised = needed_bounds(summary, names.info_coevolution)
-    semi = needed_bounds(summary, names.semi_supervised)
+    supervised = needed_bounds(summary, names.info_coevolution, column)
+    semi = needed_bounds(summary, names.semi_supervised, column)
+    compared = [names.info_coevolution, names.semi_supervised, *names.reported]
     evidence = [
         compare_bounded(
             f"annotations {names.info_coevolution} − {names.semi_supervised}",
@@ -192,12 +262,11 @@ def semi_supervised_claim(summary: pl.DataFrame, params: InfoCoevolutionParams) 
         statement="The semi-supervised variant saves more annotations than the supervised one at equal accuracy.",
         measured={
             "annotations_to_full_per_seed": {
-                name: {str(seed): count for seed, count in needed(summary, name).items()}
-                for name in (names.info_coevolution, names.semi_supervised)
+                name: {str(seed): count for seed, count in needed(summary, name, column).items()}
+                for name in compared
             },
             "mean_annotations_to_full": {
-                names.info_coevolution: mean_needed(needed(summary, names.info_coevolution)),
-                names.semi_supervised: mean_needed(needed(summary, names.semi_supervised)),
+                name: mean_needed(needed(summary, name, column)) for name in compared
             },
         },
         criterion=(
@@ -211,11 +280,13 @@ def semi_supervised_claim(summary: pl.DataFrame, params: InfoCoevolutionParams) 
 def run(ctx: StepContext) -> None:
     """Evaluate the three claims and write claims.json."""
     summary = read_parquet(ctx.input("summary"))
+    reference = [float(run["accuracy"]) for run in read_json(ctx.input("reference"))["runs"]]
     pool_size = int(summary["pool_size"][0])
+    params = ctx.params
     claims = [
-        fewer_annotations_claim(summary, ctx.params, pool_size),
-        stop_rule_claim(summary, ctx.params, pool_size),
-        semi_supervised_claim(summary, ctx.params),
+        judged_across_reference(lambda column: fewer_annotations_claim(summary, params, pool_size, column)),
+        stop_rule_claim(summary, params, pool_size, reference),
+        judged_across_reference(lambda column: semi_supervised_claim(summary, params, column)),
     ]
     for claim in claims:
         ctx.log(f"{claim.id}: {claim.verdict}: {claim.reason}")

@@ -1,25 +1,56 @@
-"""The `info_coevolution:` section of params.yaml."""
+"""The `info_coevolution:` section of params.yaml.
+
+`scale: full` replaces the CPU-scale sizes by the paper-scale grid in `FULL_SCALE` (same code, same stages):
+`dvc exp run -S info_coevolution.scale=full`.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import json
+from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
 from stages.core.errors import PipelineError
 from stages.core.params import StrictModel
 from stages.methods.selection.coreset import budget_count
-from stages.methods.selection.online.loop import Schedule
+from stages.methods.selection.online.loop import RoundTraining, Schedule, TrainingMode
 from stages.methods.selection.online.registry import STRATEGIES
 from stages.models.config import TrainConfig
-from stages.papers.fields import PoolParams, check_choices
+from stages.models.fixmatch_config import FixMatchConfig
+from stages.papers.fields import PoolParams, Seeds, check_choices
+
+FULL_SCALE: dict[str, Any] = {
+    "pool_size": 20000,
+    "test_size": None,
+    "calibration_size": 2000,
+    "seeds": [0, 1, 2, 3, 4],
+    "reference_seeds": [0, 1, 2, 3, 4],
+    "seed_fraction": 0.025,
+    "round_fraction": 0.05,
+    "batch_size": 100,
+    "min_steps": 1000,
+    "train": {"epochs": 10, "channels": [32, 64], "hidden": [128]},
+    "fixmatch": {"steps": 2000, "mu": 7, "batch_size": 64},
+}
+"""What `scale: full` sets: the 20k pool of the earlier MLP runs, 5 seeds, a wider CNN, FixMatch at μ = 7."""
+
+
+def _merged(base: dict[str, Any], preset: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in preset.items():
+        nested = isinstance(value, dict) and isinstance(merged.get(key), dict)
+        merged[key] = _merged(merged[key], value) if nested else value
+    return merged
 
 
 class StrategyParams(StrictModel):
-    """One compared strategy: a registered online-annotation strategy and its options."""
+    """One compared run kind: a registered online-annotation strategy, its options, and how each round trains
+    (`supervised` on the annotations, or `fixmatch`: the supervised teacher continued with FixMatch)."""
 
     strategy: str
     options: dict[str, Any] = Field(default_factory=dict)
+    training: TrainingMode = "supervised"
 
 
 class ClaimsParams(StrictModel):
@@ -33,11 +64,21 @@ class ClaimsParams(StrictModel):
     )
     min_saving: float = Field(0.25, gt=0, lt=1, description="share of the pool Info-Coevolution must save")
     confidence: float = Field(0.95, gt=0, lt=1, description="level of the t intervals over seeds")
+    reported: list[str] = Field(
+        default_factory=list, description="further run kinds reported beside the claims (the 2 × 2 grid)"
+    )
 
 
 class InfoCoevolutionParams(PoolParams):
     """Everything the Info-Coevolution pipeline reads."""
 
+    scale: Literal["default", "full"] = "default"
+    calibration_size: int = Field(
+        500, ge=10, description="labelled train rows outside the pool the temperature is fitted on"
+    )
+    reference_seeds: Seeds = Field(
+        default_factory=lambda: [0, 1, 2], min_length=3, description="full-label runs averaged (at least 3)"
+    )
     seed_fraction: float = Field(0.025, gt=0, lt=1, description="random labelled seed set, share of the pool")
     round_fraction: float = Field(0.05, gt=0, le=1, description="annotations per round, share of the pool")
     batch_size: int = Field(100, ge=1, description="annotations per batch inside a round")
@@ -47,12 +88,30 @@ class InfoCoevolutionParams(PoolParams):
     min_steps: int = Field(300, ge=0, description="gradient steps at least per training")
     strategies: dict[str, StrategyParams]
     train: TrainConfig = TrainConfig(epochs=10)
+    fixmatch: FixMatchConfig = FixMatchConfig()
     claims: ClaimsParams = ClaimsParams()
+
+    @classmethod
+    def model_validate_json(cls, json_data: str | bytes | bytearray, **kwargs: Any) -> InfoCoevolutionParams:
+        """Validate a section as params files give it, `scale: full` first merged with `FULL_SCALE`.
+
+        (The preset is applied here rather than in a `before` validator, which would drop the strict JSON
+        mode's list → tuple rule for the nested train config.)
+        """
+        raw = json.loads(json_data)
+        if isinstance(raw, dict) and raw.get("scale") == "full":
+            json_data = json.dumps(_merged(raw, FULL_SCALE))
+        return super().model_validate_json(json_data, **kwargs)
+
+    def training_of(self, label: str) -> RoundTraining:
+        """How the run kind `label` trains each round."""
+        return RoundTraining(mode=self.strategies[label].training, fixmatch=self.fixmatch)
 
     @model_validator(mode="after")
     def _strategies_build(self) -> InfoCoevolutionParams:
         check_choices(self.strategies, STRATEGIES, "strategy", "info_coevolution.strategies")
         named = [self.claims.info_coevolution, self.claims.semi_supervised, *self.claims.baselines]
+        named += self.claims.reported
         missing = [label for label in named if label not in self.strategies]
         if missing:
             raise ValueError(f"claims name strategies that are not in info_coevolution.strategies: {missing}")

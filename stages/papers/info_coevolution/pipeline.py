@@ -8,6 +8,7 @@ from stages.papers.paper import Paper
 
 DATA = Catalog(
     "data/info_coevolution",
+    calibration="calibration.parquet",
     pool="pool.parquet",
     test="test.parquet",
     validation="validation.json",
@@ -21,33 +22,43 @@ DATA = Catalog(
     figure="figures/accuracy_vs_annotations.png",
     claims="claims.json",
 )
-SCHEDULE_KEYS = ("info_coevolution.seeds", "info_coevolution.train", "info_coevolution.min_steps")
+SCHEDULE_KEYS = (
+    "info_coevolution.scale",
+    "info_coevolution.seeds",
+    "info_coevolution.train",
+    "info_coevolution.min_steps",
+)
 
 STEPS = (
     Step(
         name="prepare",
         deps=pool_step_deps("info_coevolution"),
-        outs=DATA.pick("pool", "test", "validation"),
+        outs=DATA.pick("calibration", "pool", "test", "validation"),
         params=(
             "common.seed",
+            "info_coevolution.scale",
+            "info_coevolution.calibration_size",
             "info_coevolution.dataset",
             "info_coevolution.pool_size",
             "info_coevolution.test_size",
             "info_coevolution.seed_fraction",
             "info_coevolution.budget",
         ),
-        description="draw the annotation pool (labels hidden as the oracle) and keep the test split untouched",
+        description=(
+            "draw the calibration split and the annotation pool (labels hidden as the oracle); keep the test "
+            "split untouched"
+        ),
     ),
     Step(
         name="reference",
         deps=DATA.pick("pool", "test"),
         outs=DATA.pick("reference"),
-        params=("common.seed", *SCHEDULE_KEYS),
-        description="full-label accuracy per seed: the target the strategies must reach",
+        params=("common.seed", *SCHEDULE_KEYS, "info_coevolution.reference_seeds"),
+        description="full-label accuracy over at least three seeds: the target the strategies must reach",
     ),
     Step(
         name="annotate",
-        deps=DATA.pick("pool", "test"),
+        deps=DATA.pick("calibration", "pool", "test"),
         outs=DATA.pick("curves", "annotations", timings="annotate_timings"),
         params=(
             "common.seed",
@@ -57,8 +68,12 @@ STEPS = (
             "info_coevolution.batch_size",
             "info_coevolution.budget",
             "info_coevolution.strategies",
+            "info_coevolution.fixmatch",
         ),
-        description="every strategy × seed: rounds of train → embed → select → annotate from the oracle",
+        description=(
+            "every run kind (strategy × supervised / FixMatch) × seed: rounds of train → calibrate → embed → "
+            "select → annotate from the oracle"
+        ),
     ),
     Step(
         name="evaluate",
@@ -74,12 +89,12 @@ STEPS = (
             ),
             "figure": Plot(DATA["figure"]),
         },
-        params=("info_coevolution.claims.tolerance",),
+        params=("info_coevolution.claims",),
         description="annotations to reach full-label accuracy, stop points; figures",
     ),
     Step(
         name="claims",
-        deps=DATA.pick("summary"),
+        deps=DATA.pick("summary", "reference"),
         outs=DATA.pick("claims"),
         params=("info_coevolution.claims", "info_coevolution.budget"),
         description="check the paper's three claims",

@@ -1,7 +1,7 @@
-"""Step `info_coevolution-reference`: full-label accuracy per seed, the target every strategy must reach.
+"""Step `info_coevolution-reference`: full-label accuracy, the target every strategy must reach.
 
-The model is the one the annotation loop trains (same initialisation per seed, same recipe), fitted on every
-pool row with its label.
+The model is the one the annotation loop trains (same recipe), fitted on every pool row with its label, once per
+reference seed (at least three); the evaluate step judges "reached" against their mean and its t interval.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from stages.core.progress import progress
 from stages.core.seeding import derive_seed
 from stages.methods.selection.online.loop import fit_model
 from stages.methods.selection.online.strategy import TrainingTargets
-from stages.models.training import Standardizer
+from stages.models.training import fit_scaler
 from stages.papers.info_coevolution.data import PoolAndTest, load_pool_and_test
 from stages.papers.info_coevolution.params import InfoCoevolutionParams
 
@@ -26,21 +26,21 @@ def run_seed_value(base_seed: int, seed: int) -> int:
 
 def full_label_accuracy(data: PoolAndTest, params: InfoCoevolutionParams, base_seed: int, seed: int) -> float:
     """Test accuracy of the model trained on the fully labelled pool under `seed`."""
-    standardize = Standardizer.fit(data.pool.features)
+    scale = fit_scaler(data.pool.features, params.train)
     value = run_seed_value(base_seed, seed)
     targets = TrainingTargets(np.arange(len(data.pool)), data.pool.labels)
     model = fit_model(
-        standardize(data.pool.features), targets, data.n_classes, params.train,
+        scale(data.pool.features), targets, data.n_classes, params.train,
         params.min_steps, value, derive_seed(value, "full"),
     )  # fmt: skip
-    return data.test_accuracy()(model, standardize)
+    return data.test_accuracy()(model, scale)
 
 
 def run(ctx: StepContext) -> None:
-    """One full-label run per seed."""
+    """One full-label run per reference seed."""
     data = load_pool_and_test(ctx.input("pool"), ctx.input("test"))
     runs = []
-    for seed in progress(ctx.params.seeds, desc="full-label reference"):
+    for seed in progress(ctx.params.reference_seeds, desc="full-label reference"):
         accuracy = full_label_accuracy(data, ctx.params, ctx.common.seed, seed)
         ctx.log(f"seed {seed}: full-label accuracy {accuracy:.4f}")
         runs.append({"seed": seed, "n_train": len(data.pool), "accuracy": accuracy})

@@ -7,7 +7,14 @@ its close neighbours are recomputed. Annotation stops by itself once the total r
 saving ratio is not a parameter.
 
 The semi-supervised variant adds a distance gain (mean distance to the nearest labelled or confident samples,
-normalised), ignores samples whose confidence gain exceeds 0.5, and trains on confident pseudo-labels.
+normalised) and ignores samples whose confidence gain exceeds 0.5; what it trains on is the loop's business
+(FixMatch in the paper), not the strategy's.
+
+The paper's radii (cosine distance 0.15 for the vote, 0.1 for re-scoring) belong to the paper's embedding. In
+another embedding set `vote_radius_quantile` / `rescore_radius_quantile`: each round the radius becomes that
+quantile of the pool's k-nearest-neighbour distances, and :meth:`InfoCoevolution.diagnostics` reports the
+radius and the share of neighbours inside it. The thresholds on confidences assume calibrated probabilities
+(the loop temperature-scales them when given a labelled calibration split).
 
 Not carried over from the official notebook: its batch mode's hard-coded pool size of 50,000, and the
 semi-supervised re-scoring that reads a stale loop variable (here the annotated sample itself joins the clean
@@ -26,7 +33,6 @@ from stages.methods.selection.online.strategy import (
     STRATEGIES,
     AnnotationStrategy,
     PoolView,
-    TrainingTargets,
 )
 
 
@@ -39,6 +45,15 @@ class InfoCoevolutionOptions(StrictModel):
     )
     rescore_neighbours: int = Field(8, ge=0, description="neighbours re-scored after each annotation")
     rescore_radius: float = Field(0.1, gt=0, le=2)
+    vote_radius_quantile: float | None = Field(
+        None, gt=0, le=1, description="set the vote radius to this quantile of the k-NN distances each round"
+    )
+    rescore_radius_quantile: float | None = Field(
+        None,
+        gt=0,
+        le=1,
+        description="set the re-scoring radius to this quantile of the re-scored k-NN distances",
+    )
     stop_gain: float = Field(1.0, ge=0, description="stop once the total remaining gain is at most this")
     backend: Backend = "auto"
 
@@ -51,9 +66,6 @@ class SemiSupervisedOptions(InfoCoevolutionOptions):
     distance_neighbours: int = Field(4, ge=1, description="clean neighbours the distance gain averages")
     clean_confidence: float = Field(0.9, ge=0, le=1, description="model confidence that counts as clean")
     max_confidence_gain: float = Field(0.5, ge=0, le=1, description="confidence gains above this are zeroed")
-    pseudo_label_confidence: float = Field(
-        0.95, ge=0, le=1, description="fused confidence to pseudo-label (FixMatch's threshold 0.95)"
-    )
 
 
 @STRATEGIES.register("info_coevolution")
@@ -66,21 +78,45 @@ class InfoCoevolution(AnnotationStrategy):
     def begin_round(self, view: PoolView, rng: np.random.Generator) -> None:
         """Index the embeddings, fuse the two views for every row and compute the gains."""
         super().begin_round(view, rng)
-        self.index = CosineIndex(view.embeddings, self.options.backend, seed=int(rng.integers(2**31)))
+        options = self.options
+        self.index = CosineIndex(view.embeddings, options.backend, seed=int(rng.integers(2**31)))
         predicted = model_view(view.probabilities)
         self.known = Views(
             np.where(view.labelled, view.labels, predicted.classes),
             np.where(view.labelled, 1.0, predicted.confidences),
         )
-        self.fused = self.fused_views(np.arange(len(view.labelled)))
+        every_row = np.arange(len(view.labelled))
+        ids, distances = self.index.neighbours(
+            every_row, max(options.vote_neighbours, options.rescore_neighbours)
+        )
+        vote_distances = distances[:, : options.vote_neighbours]
+        rescore_distances = distances[:, : options.rescore_neighbours]
+        self.vote_radius = radius_from(vote_distances, options.vote_radius, options.vote_radius_quantile)
+        self.rescore_radius = radius_from(
+            rescore_distances, options.rescore_radius, options.rescore_radius_quantile
+        )
+        self.round_diagnostics = {
+            "vote_radius": self.vote_radius,
+            "vote_inside": share_inside(vote_distances, self.vote_radius),
+            "rescore_radius": self.rescore_radius,
+            "rescore_inside": share_inside(rescore_distances, self.rescore_radius),
+        }
+        self.fused = self.fused_views(every_row, ids[:, : options.vote_neighbours], vote_distances)
         self.gain = np.where(view.labelled, 0.0, confidence_gain(self.fused.confidences))
 
-    def fused_views(self, rows: np.ndarray) -> Views:
-        """Model view of `rows` fused with their neighbours' vote."""
-        ids, distances = self.index.neighbours(rows, self.options.vote_neighbours)
+    def diagnostics(self) -> dict[str, float]:
+        """This round's radii and the share of neighbours (vote: k nearest; re-scoring: its k) inside each."""
+        return dict(self.round_diagnostics)
+
+    def fused_views(
+        self, rows: np.ndarray, ids: np.ndarray | None = None, distances: np.ndarray | None = None
+    ) -> Views:
+        """Model view of `rows` fused with their neighbours' vote (neighbours queried unless given)."""
+        if ids is None or distances is None:
+            ids, distances = self.index.neighbours(rows, self.options.vote_neighbours)
         votes = dataset_view(
             ids, distances, self.known.classes, self.known.confidences,
-            self._current_view().n_classes, self.options.vote_radius,
+            self._current_view().n_classes, self.vote_radius,
         )  # fmt: skip
         return fuse(Views(self.known.classes[rows], self.known.confidences[rows]), votes)
 
@@ -98,7 +134,7 @@ class InfoCoevolution(AnnotationStrategy):
     def observe(self, rows: np.ndarray, labels: np.ndarray) -> None:
         """Annotated rows become certain; their close neighbours are re-scored."""
         self.record_annotations(rows, labels)
-        neighbours, annotated_labels = self.close_neighbours(rows, labels, self.options.rescore_radius)
+        neighbours, annotated_labels = self.close_neighbours(rows, labels, self.rescore_radius)
         if len(neighbours):
             self.rescore(neighbours, annotated_labels)
 
@@ -139,7 +175,7 @@ class InfoCoevolution(AnnotationStrategy):
 
 @STRATEGIES.register("info_coevolution_semi")
 class SemiSupervisedInfoCoevolution(InfoCoevolution):
-    """Semi-supervised Info-Coevolution: confidence + distance gain, and confident pseudo-labels."""
+    """Semi-supervised Info-Coevolution's selection: confidence + distance gain (train it with FixMatch)."""
 
     name = "info_coevolution_semi"
     Options = SemiSupervisedOptions
@@ -166,7 +202,7 @@ class SemiSupervisedInfoCoevolution(InfoCoevolution):
         self.record_annotations(rows, labels)
         self.clean[rows] = True
         ids, distances = self.index.neighbours(rows, self.options.rescore_neighbours)
-        close = (distances <= self.options.vote_radius) & ~self._current_view().labelled[ids]
+        close = (distances <= self.vote_radius) & ~self._current_view().labelled[ids]
         for neighbour, distance in zip(ids[close], distances[close], strict=True):
             merged = np.sort(np.append(self.clean_distances[neighbour], distance))
             self.clean_distances[neighbour] = merged[: self.clean_distances.shape[1]]
@@ -175,17 +211,17 @@ class SemiSupervisedInfoCoevolution(InfoCoevolution):
             distance_part = self.clean_distances[touched].mean(axis=1) / self.distance_scale
             self.gain[touched] = self.confidence_part[touched] + self.options.distance_weight * distance_part
 
-    def training_targets(self) -> TrainingTargets:
-        """Annotated rows, plus unlabelled rows whose fused confidence reaches the pseudo-label threshold."""
-        view = self._current_view()
-        pseudo = ~view.labelled & (self.fused.confidences >= self.options.pseudo_label_confidence)
-        labelled = np.flatnonzero(view.labelled)
-        pseudo_rows = np.flatnonzero(pseudo)
-        return TrainingTargets(
-            np.concatenate([labelled, pseudo_rows]),
-            np.concatenate([view.labels[labelled], self.fused.classes[pseudo_rows]]),
-            n_pseudo=len(pseudo_rows),
-        )
+
+def radius_from(distances: np.ndarray, fixed: float, quantile: float | None) -> float:
+    """`fixed`, or the `quantile` of the neighbour `distances` when one is given."""
+    if quantile is None or distances.size == 0:
+        return float(fixed)
+    return float(np.quantile(distances, quantile))
+
+
+def share_inside(distances: np.ndarray, radius: float) -> float:
+    """Share of neighbour distances within `radius`."""
+    return float((distances <= radius).mean()) if distances.size else 0.0
 
 
 def nearest_clean_distances(embeddings: np.ndarray, clean: np.ndarray, k: int) -> np.ndarray:

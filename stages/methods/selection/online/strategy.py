@@ -53,11 +53,11 @@ class PoolView:
 
 @dataclass(frozen=True)
 class TrainingTargets:
-    """Rows to train on and their targets (annotations, plus pseudo-labels for semi-supervised strategies)."""
+    """Rows to train on and their targets (the annotations; pseudo-labels are the trainer's business, made by
+    a model trained on these targets)."""
 
     rows: np.ndarray
     labels: np.ndarray
-    n_pseudo: int = 0
 
 
 class NoOptions(StrictModel):
@@ -101,6 +101,10 @@ class AnnotationStrategy(ABC):
     def remaining_gain(self) -> float | None:
         """The strategy's estimate of what is left to gain (None when it has no such estimate)."""
         return None
+
+    def diagnostics(self) -> dict[str, float]:
+        """Numbers about this round's scoring worth reporting (e.g. radii and how many neighbours fall inside)."""
+        return {}
 
     def training_targets(self) -> TrainingTargets:
         """What the next model trains on: the annotated rows and their labels."""
