@@ -12,6 +12,7 @@ PAPER_SPECS = (
     "stages.papers.info_coevolution.pipeline",
     "stages.papers.dynamic_selection.pipeline",
     "stages.papers.rings.pipeline",
+    "stages.papers.sharpening.pipeline",
 )
 
 PAPERS: Registry[Paper] = Registry("paper")
