@@ -14,6 +14,7 @@ PAPER_SPECS = (
     "stages.papers.rings.pipeline",
     "stages.papers.blae.pipeline",
     "stages.papers.fdiv_losses.pipeline",
+    "stages.papers.sharpening.pipeline",
 )
 
 PAPERS: Registry[Paper] = Registry("paper")

@@ -1,0 +1,373 @@
+"""Step `sharpening-claims`: the card's claims, each comparison per seed with a t interval over seeds.
+
+Below the edge of stability means ratio = Ŝ_D/(2/η) < 1 (2/η > Ŝ_D), at it ratio > 1. Bounds and the
+rise from init are scored on converged runs only (loss ≤ the target); a run that did not converge counts
+as unknown for its seed (the comparison is then inconclusive).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import polars as pl
+
+from stages.core.claims import Claim, Evidence, compare, compare_bounded, verdict_claim, write_claims
+from stages.core.context import StepContext
+from stages.core.io import read_parquet
+from stages.papers.sharpening.params import SharpeningParams
+
+
+def _per_seed(frame: pl.DataFrame, column: str) -> dict[str, float]:
+    return {str(seed): float(value) for seed, value in frame.sort("seed").select("seed", column).rows()}
+
+
+def _worst(
+    runs: pl.DataFrame, column: str, worst: str, seeds: list[int]
+) -> dict[str, tuple[float | None, str]]:
+    """Per seed the worst (max or min) of `column` over the seed's converged runs; unknown if any failed."""
+    out = {}
+    for seed in seeds:
+        rows = runs.filter(pl.col("seed") == seed)
+        if rows.height == 0 or (rows["status"] != "converged").any():
+            out[str(seed)] = (None, "exact")
+        else:
+            out[str(seed)] = (float(getattr(rows[column], worst)()), "exact")
+    return out
+
+
+def below_eos(runs: pl.DataFrame) -> pl.DataFrame:
+    return runs.filter(pl.col("gd") & (pl.col("rule") == "ratio") & (pl.col("rule_value") < 1))
+
+
+def at_eos(runs: pl.DataFrame) -> pl.DataFrame:
+    return runs.filter(pl.col("gd") & (pl.col("rule") == "ratio") & (pl.col("rule_value") > 1))
+
+
+def bound_deviation(runs: pl.DataFrame) -> pl.Series:
+    """How far final S lies outside [lower, upper], as a share of the nearer bound (0 inside)."""
+    below = (pl.col("lower") - pl.col("final_sharpness")) / pl.col("lower")
+    above = (pl.col("final_sharpness") - pl.col("upper")) / pl.col("upper")
+    return runs.select(pl.max_horizontal(below, above, pl.lit(0.0)).alias("deviation"))["deviation"]
+
+
+def eos_deviation(runs: pl.DataFrame, trajectories: pl.DataFrame, reach: float) -> pl.DataFrame:
+    """Per EoS run: the largest |S/(2/η) − 1| after S first reaches (1 − reach)·2/η, and whether the loss
+    kept falling (final loss below the loss at that point)."""
+    rows = []
+    for run in runs.iter_rows(named=True):
+        points = trajectories.filter(pl.col("run_id") == run["run_id"]).sort("step")
+        share = points["sharpness"].to_numpy() / run["threshold"]
+        reached = np.flatnonzero(share >= 1 - reach)
+        if len(reached) == 0:
+            rows.append(
+                {"run_id": run["run_id"], "seed": run["seed"], "deviation": float("inf"), "loss_drop": 0.0}
+            )
+            continue
+        first = reached[0]
+        losses = points["loss"].to_numpy()
+        rows.append(
+            {
+                "run_id": run["run_id"],
+                "seed": run["seed"],
+                "deviation": float(np.max(np.abs(share[first:] - 1))),
+                "loss_drop": float(np.log10(max(losses[first], 1e-300)) - np.log10(max(losses[-1], 1e-300))),
+            }
+        )
+    return pl.DataFrame(rows)
+
+
+def ps_eos_claim(runs: pl.DataFrame, trajectories: pl.DataFrame, params: SharpeningParams) -> Claim:
+    """Progressive sharpening below EoS (≥ 5× rise, final S in the bounds ± 2%), EoS above it (within 10% of 2/η
+    once reached, loss still falling)."""
+    c, seeds = params.claims, params.seeds
+    stable = below_eos(runs).with_columns(
+        bound_deviation(below_eos(runs)),
+        (pl.col("final_sharpness") / pl.col("initial_sharpness")).alias("rise"),
+    )
+    eos = at_eos(runs)
+    eos_stats = eos_deviation(eos, trajectories, c.eos_tolerance)
+    eos_worst = eos_stats.group_by("seed").agg(pl.col("deviation").max(), pl.col("loss_drop").min())
+    evidence = [
+        compare_bounded(
+            "min rise S_final/S_init below EoS",
+            _worst(stable, "rise", "min", seeds),
+            c.rise_factor,
+            "above",
+            c.confidence,
+        ),
+        compare_bounded(
+            "max share outside [lower, upper] below EoS",
+            _worst(stable, "deviation", "max", seeds),
+            c.bound_tolerance,
+            "below",
+            c.confidence,
+        ),
+        compare(
+            "max |S/(2/η) − 1| after reaching 2/η (EoS runs)",
+            _per_seed(eos_worst, "deviation"),
+            c.eos_tolerance,
+            "below",
+            c.confidence,
+        ),
+        compare(
+            "min log10 loss drop after reaching 2/η (EoS runs)",
+            _per_seed(eos_worst, "loss_drop"),
+            0.0,
+            "above",
+            c.confidence,
+        ),
+    ]
+    return verdict_claim(
+        id="progressive_sharpening_and_eos",
+        statement="If 2/η > Ŝ_D, sharpness rises ≥5× from init and ends in the bound interval (±2%); if 2/η < Ŝ_D, it "
+        "reaches 2/η and stays within 10% of it while the loss still falls.",
+        measured={
+            "runs_below_eos": stable.height,
+            "converged_below_eos": int((stable["status"] == "converged").sum()),
+            "rise_min": round(float(stable["rise"].min()), 3),
+            "bound_deviation_max": round(float(stable["deviation"].max()), 5),
+            "runs_at_eos": eos.height,
+            "converged_at_eos": int((eos["status"] == "converged").sum()),
+            "eos_deviation_max": round(float(eos_stats["deviation"].max()), 4) if eos.height else None,
+        },
+        criterion=f"per seed over its GD runs with ratio < 1 (all converged): min S_final/S_init with t "
+        f"interval wholly above "
+        f"{c.rise_factor}, max relative distance outside the bounds wholly below {c.bound_tolerance}; over "
+        f"its GD runs with "
+        f"ratio > 1: max |S/(2/η) − 1| after S first reaches {1 - c.eos_tolerance:g}·2/η wholly below "
+        f"{c.eos_tolerance}, "
+        "and the min log10 drop of the loss from then to the end wholly above 0",
+        evidence=evidence,
+    )
+
+
+def increasing_evidence(
+    frame: pl.DataFrame, by: str, label: str, confidence: float, direction: str = "above"
+) -> list[Evidence]:
+    """Paired S(next value of `by`) − S(value) per consecutive pair, judged against 0."""
+    values = sorted(frame[by].unique())
+    out = []
+    for low, high in itertools.pairwise(values):
+        first = _per_seed(frame.filter(pl.col(by) == high), "final_sharpness")
+        second = _per_seed(frame.filter(pl.col(by) == low), "final_sharpness")
+        diff = {seed: first[seed] - second[seed] for seed in first if seed in second}
+        out.append(compare(f"{label}: S({by}={high}) − S({by}={low})", diff, 0.0, direction, confidence))
+    return out
+
+
+def difficulty_claim(runs: pl.DataFrame, params: SharpeningParams) -> Claim:
+    """Final S (GD, small η) rises with N at every depth, as Ŝ_D does."""
+    sweep = runs.filter(pl.col("sweep") == "difficulty_depth")
+    evidence = []
+    for depth in sorted(sweep["depth"].unique()):
+        evidence += increasing_evidence(
+            sweep.filter(pl.col("depth") == depth), "n", f"D={depth}", params.claims.confidence
+        )
+    means = (
+        sweep.group_by("n", "depth")
+        .agg(pl.col("final_sharpness").mean(), pl.col("predicted").mean(), pl.col("difficulty").mean())
+        .sort("depth", "n")
+    )
+    return verdict_claim(
+        id="dataset_difficulty",
+        statement="Final sharpness (GD, small η) rises with N on the 2-class subsets, as Ŝ_D does.",
+        measured={
+            f"D{d}_n{n}": {"final_S": round(s, 3), "S_hat": round(p, 3), "Q": round(q, 3)}
+            for n, d, s, p, q in means.select(
+                "n", "depth", "final_sharpness", "predicted", "difficulty"
+            ).rows()
+        },
+        criterion="at each depth and each consecutive pair of N, the t interval over seeds of the paired S(larger N) − "
+        "S(smaller N) lies wholly above 0",
+        evidence=evidence,
+    )
+
+
+def difficulty_groups(runs: pl.DataFrame) -> pl.DataFrame:
+    """Depth-sweep runs with their group (real N or synthetic Q) and whether every seed's Q is above / below 1."""
+    sweep = runs.filter(pl.col("sweep").is_in(["difficulty_depth", "synthetic_depth"]))
+    sweep = sweep.with_columns((pl.col("subset").str.replace(r"-s\d+$", "")).alias("group"))
+    sides = sweep.group_by("group").agg(
+        (pl.col("difficulty") > 1).all().alias("all_above"),
+        (pl.col("difficulty") < 1).all().alias("all_below"),
+    )
+    return sweep.join(sides, on="group")
+
+
+def depth_claim(runs: pl.DataFrame, params: SharpeningParams, above: bool) -> Claim:
+    """Q > 1: final S rises with D; Q < 1 (reported separately): final S falls with D, as Ŝ_D does."""
+    groups = difficulty_groups(runs).filter(pl.col("all_above" if above else "all_below"))
+    evidence = []
+    for group in sorted(groups["group"].unique()):
+        evidence += increasing_evidence(
+            groups.filter(pl.col("group") == group),
+            "depth",
+            group,
+            params.claims.confidence,
+            "above" if above else "below",
+        )
+    means = (
+        groups.group_by("group", "depth")
+        .agg(pl.col("final_sharpness").mean(), pl.col("predicted").mean(), pl.col("difficulty").mean())
+        .sort("group", "depth")
+    )
+    side = "> 1" if above else "< 1"
+    excluded = sorted(
+        set(difficulty_groups(runs).filter(~pl.col("all_above") & ~pl.col("all_below"))["group"].unique())
+    )
+    return verdict_claim(
+        id="depth_high_difficulty" if above else "depth_low_difficulty",
+        statement=f"With Q {side}, final sharpness {'rises' if above else 'falls'} with depth D, as Ŝ_D = "
+        f"σ₁²Q^((D−1)/D)/N does" + ("." if above else " (the Q < 1 case, reported separately)."),
+        measured={
+            "groups": {
+                f"{g}_D{d}": {"final_S": round(s, 3), "S_hat": round(p, 3), "Q": round(q, 3)}
+                for g, d, s, p, q in means.rows()
+            },
+            "groups_with_Q_on_both_sides_of_1_not_judged": excluded,
+        },
+        criterion=f"for every data group whose Q is {side} in every seed, at each consecutive pair of depths "
+        f"the t interval over "
+        f"seeds of the paired S(D+1) − S(D) lies wholly {'above' if above else 'below'} 0",
+        evidence=evidence,
+    )
+
+
+def stochasticity_claim(runs: pl.DataFrame, params: SharpeningParams) -> Claim:
+    """At fixed η, mean final S non-decreasing in B; for B < N, larger η lowers final S."""
+    sweep = runs.filter(pl.col("sweep") == "batch")
+    evidence = []
+    for ratio in sorted(sweep["rule_value"].unique()):
+        evidence += increasing_evidence(
+            sweep.filter(pl.col("rule_value") == ratio),
+            "batch_size",
+            f"ratio={ratio:g}",
+            params.claims.confidence,
+        )
+    for batch in sorted(sweep.filter(~pl.col("gd"))["batch_size"].unique()):
+        at_batch = sweep.filter(pl.col("batch_size") == batch)
+        evidence += increasing_evidence(
+            at_batch, "rule_value", f"B={batch}", params.claims.confidence, "below"
+        )
+    means = (
+        sweep.group_by("batch_size", "rule_value")
+        .agg(pl.col("final_sharpness").mean())
+        .sort("rule_value", "batch_size")
+    )
+    return verdict_claim(
+        id="stochasticity",
+        statement="At fixed η mean final sharpness is non-decreasing in the batch size B; for B < N a larger "
+        "η lowers it.",
+        measured={f"ratio{r:g}_B{b}": round(s, 3) for b, r, s in means.rows()},
+        criterion="at each step size and consecutive pair of B, the t interval of the paired S(larger B) − "
+        "S(smaller B) wholly "
+        "above 0; at each B < N and consecutive pair of step sizes, that of S(larger η) − S(smaller η) wholly below 0",
+        evidence=evidence,
+    )
+
+
+def step_size_claim(runs: pl.DataFrame, params: SharpeningParams) -> Claim:
+    """GD below EoS: η moves final S by less than 5%."""
+    stable = runs.filter((pl.col("sweep") == "step_size") & (pl.col("rule_value") < 1))
+    spread = stable.group_by("seed").agg(
+        (
+            (pl.col("final_sharpness").max() - pl.col("final_sharpness").min())
+            / pl.col("final_sharpness").min()
+        ).alias("spread")
+    )
+    evidence = [
+        compare(
+            "relative spread of final S over step sizes below EoS (GD)",
+            _per_seed(spread, "spread"),
+            params.claims.step_size_tolerance,
+            "below",
+            params.claims.confidence,
+        )
+    ]
+    return verdict_claim(
+        id="step_size_gd",
+        statement="For GD below the edge of stability, the step size moves the final sharpness by less than 5%.",
+        measured={
+            "ratios": sorted(stable["rule_value"].unique().to_list()),
+            "spread_mean": round(float(spread["spread"].mean()), 5),
+        },
+        criterion=f"per seed (max − min)/min of final S over the GD step sizes with ratio < 1, t interval "
+        f"wholly below {params.claims.step_size_tolerance}",
+        evidence=evidence,
+    )
+
+
+def per_seed_r(practical: pl.DataFrame, arch: str) -> dict[str, float]:
+    """Per seed: Pearson r of final S vs Ŝ_D over that seed's N × D GD grid."""
+    out = {}
+    for (seed,), frame in sorted(
+        practical.filter((pl.col("architecture") == arch) & ~pl.col("sgd")).group_by(["seed"]),
+        key=lambda item: item[0],
+    ):
+        out[str(seed)] = float(
+            np.corrcoef(frame["predicted"].to_numpy(), frame["final_sharpness"].to_numpy())[0, 1]
+        )
+    return out
+
+
+def practical_claim(practical: pl.DataFrame, params: SharpeningParams) -> Claim:
+    """r(Ŝ_D, final S) ≥ 0.9 (deep linear) / ≥ 0.7 (tanh) over N × D; smaller B lowers final S."""
+    c = params.claims
+    thresholds = {"linear": c.linear_r, "tanh": c.tanh_r}
+    evidence, measured = [], {}
+    for arch in sorted(practical["architecture"].unique()):
+        r = per_seed_r(practical, arch)
+        evidence.append(
+            compare(f"{arch}: Pearson r(Ŝ_D, final S) over N×D", r, thresholds[arch], "above", c.confidence)
+        )
+        sgd = practical.filter((pl.col("architecture") == arch) & pl.col("sgd"))
+        gd = practical.filter((pl.col("architecture") == arch) & ~pl.col("sgd")).join(
+            sgd.select("n", "depth", "seed"), on=["n", "depth", "seed"]
+        )
+        gd_s, sgd_s = _per_seed(gd, "final_sharpness"), _per_seed(sgd, "final_sharpness")
+        evidence.append(
+            compare(
+                f"{arch}: S(GD) − S(SGD B={params.practical.sgd_batch_size})",
+                {s: gd_s[s] - sgd_s[s] for s in sgd_s},
+                0.0,
+                "above",
+                c.confidence,
+            )
+        )
+        grid = practical.filter((pl.col("architecture") == arch) & ~pl.col("sgd"))
+        measured[arch] = {
+            "r_per_seed": {seed: round(value, 4) for seed, value in r.items()},
+            "converged": f"{int((grid['status'] == 'converged').sum())}/{grid.height}",
+            "near_2_over_eta": int((grid["final_sharpness"] >= 0.9 * grid["threshold"]).sum()),
+        }
+    return verdict_claim(
+        id="practical_networks",
+        statement="Over N × D, Pearson r(Ŝ_D, measured final S) ≥ 0.9 for deep linear nets and ≥ 0.7 for tanh "
+        "nets; a smaller "
+        "batch lowers the final sharpness.",
+        measured=measured,
+        criterion="per architecture: per-seed r over the N×D GD grid with t interval wholly above the "
+        "threshold; paired "
+        "S(GD) − S(SGD) at the middle N and depth wholly above 0",
+        evidence=evidence,
+    )
+
+
+def run(ctx: StepContext) -> None:
+    """Compute the claims and write claims.json."""
+    params: SharpeningParams = ctx.params.effective()
+    runs, trajectories = read_parquet(ctx.input("runs")), read_parquet(ctx.input("trajectories"))
+    practical = read_parquet(ctx.input("practical_runs"))
+    claims = [
+        ps_eos_claim(runs, trajectories, params),
+        difficulty_claim(runs, params),
+        depth_claim(runs, params, above=True),
+        depth_claim(runs, params, above=False),
+        stochasticity_claim(runs, params),
+        step_size_claim(runs, params),
+        practical_claim(practical, params),
+    ]
+    for claim in claims:
+        ctx.log(f"{claim.id}: {claim.verdict}: {claim.reason}")
+    write_claims(claims, ctx.output("claims"))

@@ -1,0 +1,170 @@
+"""The sharpening paper's pure pieces: coordinates, trainers, params errors, claims logic, README example."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import polars as pl
+import pytest
+import torch
+
+from stages.core.errors import ParamsError
+from stages.core.params import read_params_file, validate_section
+from stages.methods.sharpness.hessian import exact_top_eigenvalue, flat_loss
+from stages.methods.sharpness.theory import sharpness_bounds
+from stages.papers.sharpening.claims import bound_deviation, eos_deviation, increasing_evidence
+from stages.papers.sharpening.data import synthetic_dataset
+from stages.papers.sharpening.minimalist import RunSpec, reduce, torch_loss, train_runs
+from stages.papers.sharpening.params import SharpeningParams
+from stages.papers.sharpening.practical import DeepNet, half_mse, row_space_inputs
+from tests.conftest import REPO_ROOT
+
+
+def _params(**changes) -> dict:
+    raw = read_params_file(REPO_ROOT / "params.yaml")["sharpening"]
+    for dotted, value in changes.items():
+        node = raw
+        *parents, last = dotted.split(".")
+        for key in parents:
+            node = node[key]
+        node[last] = value
+    return raw
+
+
+def test_reduced_coordinates_keep_the_sharpness():
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal((6, 15)), rng.choice([-1.0, 1.0], 6)
+    data = reduce(x, y)
+    _, _, right = np.linalg.svd(x, full_matrices=False)
+    b, v = rng.standard_normal(6) * 0.4, np.array([0.7, -0.5])
+    u = right.T @ b  # the same point in the original coordinates
+    xt, yt = torch.from_numpy(x), torch.from_numpy(y)
+
+    def original(theta):
+        return 0.5 * ((xt @ theta[:15] * torch.prod(theta[15:]) - yt) ** 2).mean()
+
+    reduced = exact_top_eigenvalue(torch_loss(data, 3), torch.from_numpy(np.concatenate([b, v]))).value
+    full = exact_top_eigenvalue(original, torch.from_numpy(np.concatenate([u, v]))).value
+    assert reduced == pytest.approx(full, rel=1e-10)
+
+
+def test_row_space_inputs_keep_the_network_sharpness():
+    rng = np.random.default_rng(1)
+    x, y = rng.random((8, 30)), rng.choice([-1.0, 1.0], 8)
+    _, _, right = np.linalg.svd(x, full_matrices=False)
+    raw = DeepNet(30, 6, 3, "tanh").double()
+    raw.reset(torch.Generator().manual_seed(0))
+    reduced = DeepNet(8, 6, 3, "tanh", fan_in=30).double()
+    with torch.no_grad():
+        reduced.layers[0].weight.copy_(raw.layers[0].weight @ torch.from_numpy(right.T))
+        for a, b in zip(reduced.layers[1:], raw.layers[1:], strict=True):
+            a.weight.copy_(b.weight)
+    target = torch.from_numpy(y)
+    fn_raw, theta_raw = flat_loss(raw, half_mse, torch.from_numpy(x), target)
+    fn_red, theta_red = flat_loss(reduced, half_mse, torch.from_numpy(row_space_inputs(x)), target)
+    assert float(fn_red(theta_red)) == pytest.approx(float(fn_raw(theta_raw)), rel=1e-10)
+    assert exact_top_eigenvalue(fn_red, theta_red).value == pytest.approx(
+        exact_top_eigenvalue(fn_raw, theta_raw).value, rel=1e-9
+    )
+
+
+def test_gd_sharpens_into_the_bounds_below_the_edge_of_stability():
+    x, y = synthetic_dataset(12, 30, 10.0, 4.0, seed=0)
+    bounds = sharpness_bounds(x, y, 3)
+    assert bounds.difficulty == pytest.approx(4.0)
+    spec = RunSpec(0, 2 * 0.5 / bounds.predicted, 12, {})
+    (stable,) = train_runs([reduce(x, y)], [3], [spec], 0.3, 1e-6, 30000, 100)
+    assert stable.status == "converged"
+    assert stable.final_sharpness / stable.initial_sharpness > 5
+    assert bounds.contains(stable.final_sharpness, rel_tol=0.02)
+
+
+def test_gd_above_the_edge_of_stability_ends_at_two_over_eta():
+    x, y = synthetic_dataset(12, 30, 100.0, 4.0, seed=0)
+    spec = RunSpec(0, 2 * 1.5 / sharpness_bounds(x, y, 2).predicted, 12, {})
+    (eos,) = train_runs([reduce(x, y)], [2], [spec], 0.3, 1e-6, 30000, 100)
+    assert eos.status == "converged"
+    assert eos.final_sharpness == pytest.approx(2 / spec.eta, rel=0.1)
+    assert eos.final_sharpness < 2 / spec.eta
+
+
+def test_sgd_runs_are_reproducible_and_end_flatter():
+    x, y = synthetic_dataset(20, 40, 10.0, 4.0, seed=1)
+    data = reduce(x, y)
+    eta = 1.0 / sharpness_bounds(x, y, 2).predicted
+    gd = train_runs([data], [2], [RunSpec(0, eta, 20, {})], 0.3, 1e-8, 40000, 200)[0]
+    first, second = (
+        train_runs([data], [2], [RunSpec(0, eta, 4, {})], 0.3, 1e-8, 40000, 200)[0] for _ in range(2)
+    )
+    assert first.final_sharpness == second.final_sharpness
+    assert first.status == "converged" and first.final_sharpness < gd.final_sharpness
+
+
+@pytest.mark.parametrize(
+    ("changes", "key"),
+    [
+        ({"sweeps.step_size.depth": [0, 2]}, "sharpening.sweeps.step_size.depth"),
+        (
+            {"sweeps.step_size.ratio": None, "sweeps.step_size.eta": [0.01, 0.0]},
+            "sharpening.sweeps.step_size.eta",
+        ),
+        ({"sweeps.step_size.ratio": [-0.5]}, "sharpening.sweeps.step_size.ratio"),
+        ({"sweeps.batch.batch_size": [5, 101]}, "sweeps.batch.batch_size = 101"),
+        ({"practical.depth": [0]}, "sharpening.practical.depth"),
+        ({"minimalist.every": 0}, "sharpening.minimalist.every"),
+    ],
+)
+def test_bad_params_fail_naming_the_key(changes, key):
+    with pytest.raises(ParamsError, match=re.escape(key)):
+        validate_section(SharpeningParams, _params(**changes), "sharpening")
+
+
+def test_full_scale_swaps_in_the_paper_grid_and_checks_it():
+    params = validate_section(SharpeningParams, _params(scale="full"), "sharpening").effective()
+    assert max(params.sweeps["difficulty_depth"].n) == 500 and params.practical.width == 512
+    bad = _params(scale="full", full={"sweeps": {"batch": {"batch_size": [0]}}})
+    with pytest.raises(ParamsError, match=r"sharpening\.full"):
+        validate_section(SharpeningParams, bad, "sharpening").effective()
+
+
+def test_bound_deviation_is_zero_inside_and_relative_outside():
+    runs = pl.DataFrame(
+        {"lower": [10.0, 10.0, 10.0], "upper": [12.0, 12.0, 12.0], "final_sharpness": [11.0, 9.0, 13.2]}
+    )
+    assert bound_deviation(runs).to_list() == pytest.approx([0.0, 0.1, 0.1])
+
+
+def test_eos_deviation_starts_when_two_over_eta_is_reached():
+    runs = pl.DataFrame({"run_id": ["a"], "seed": [0], "threshold": [10.0]})
+    trajectory = pl.DataFrame(
+        {
+            "run_id": ["a"] * 4,
+            "step": [0, 1, 2, 3],
+            "sharpness": [1.0, 9.5, 10.5, 9.8],
+            "loss": [1.0, 0.5, 0.1, 1e-3],
+        }
+    )
+    row = eos_deviation(runs, trajectory, 0.1).row(0, named=True)
+    assert row["deviation"] == pytest.approx(0.05) and row["loss_drop"] == pytest.approx(np.log10(0.5 / 1e-3))
+
+
+def test_increasing_evidence_is_paired_by_seed():
+    frame = pl.DataFrame(
+        {"seed": [0, 1, 2] * 2, "n": [50] * 3 + [100] * 3, "final_sharpness": [1.0, 2.0, 3.0, 1.5, 2.4, 3.6]}
+    )
+    (evidence,) = increasing_evidence(frame, "n", "D=2", 0.95)
+    assert evidence.per_seed == pytest.approx({"0": 0.5, "1": 0.4, "2": 0.6})
+    assert evidence.verdict == "holds"
+
+
+def test_the_readme_example_runs():
+    text = (REPO_ROOT / "stages/papers/sharpening/README.md").read_text()
+    (block,) = re.findall(r"```python\n(.*?)```", text, re.S)
+    namespace: dict = {}
+    exec(compile(block, "README.md", "exec"), namespace)
+    records = namespace["tracker"].records
+    assert [record["step"] for record in records] == [0, 20, 40, 60, 80, 100]
+    assert all(
+        record["method"] == "exact" and record["threshold"] == pytest.approx(40.0) for record in records
+    )
