@@ -92,5 +92,6 @@ def check_params(params_path: str | Path = PARAMS_FILE, root: str | Path = ".") 
 
 def run(ctx: StepContext) -> None:
     """The `params` stage: check everything, then write the (constant) marker every root stage reads."""
-    check_params()
+    params_path = ctx.input("params")
+    check_params(params_path, params_path.parent)
     ctx.output("checked").write_text(CHECKED_TEXT)

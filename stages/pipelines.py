@@ -37,6 +37,17 @@ def report_pipeline() -> Pipeline:
     )
 
 
+def params_model_modules() -> tuple[str, ...]:
+    """The module of every params model the check validates (found through the registry at run time, so
+    the import closure would miss them): a stricter model reruns the check."""
+    from stages.datasets.pipeline import data_pipeline
+    from stages.methods.selection.pipeline import PIPELINE as CORESET
+    from stages.papers.registry import PAPERS
+
+    pipelines = [data_pipeline({}), CORESET, *(PAPERS.get(paper_id).pipeline for paper_id in PAPERS.names())]
+    return tuple(dict.fromkeys(pipeline.params_model.partition(":")[0] for pipeline in pipelines))
+
+
 def params_pipeline() -> Pipeline:
     """The `params` stage: the whole params file checked before any stage can delete an output."""
     from stages.params_check import CHECKED_PATH
@@ -47,6 +58,7 @@ def params_pipeline() -> Pipeline:
         outs={"checked": CHECKED_PATH},
         run="stages.params_check:run",
         description="check every params section, section name and user-supplied input before any stage runs",
+        modules=params_model_modules(),
     )
     return Pipeline(
         id="",

@@ -45,6 +45,15 @@ def _start_ticks(pid: int) -> str | None:
     return stat.rsplit(")", 1)[1].split()[19]
 
 
+def _state(pid: int) -> str | None:
+    """The process state letter of proc(5) (`Z` for a zombie), or None when there is no such process."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rsplit(")", 1)[1].split()[0]
+
+
 def _parent_and_name(pid: int) -> tuple[int, str] | None:
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
@@ -75,9 +84,10 @@ def launchers(pid: int | None = None) -> dict[int, str]:
 class LauncherWatch:
     """Interrupts the main thread when a launcher process is gone; exits the process if it does not stop."""
 
-    def __init__(self, stage: str, watched: dict[int, str]) -> None:
+    def __init__(self, stage: str, watched: dict[int, str], parent: int | None = None) -> None:
         self.stage = stage
         self.watched = watched
+        self.parent = parent
         self._stopped = threading.Event()
         self._thread = threading.Thread(target=self._watch, name=f"{stage}-launcher-watch", daemon=True)
 
@@ -90,9 +100,13 @@ class LauncherWatch:
         self._stopped.set()
 
     def _gone(self) -> int | None:
+        """A watched launcher that exited: its pid is free or reused, it is a zombie not yet reaped, or
+        (for the direct parent) this process was re-parented."""
         for pid, ticks in self.watched.items():
-            if _start_ticks(pid) != ticks:
+            if _start_ticks(pid) != ticks or _state(pid) == "Z":
                 return pid
+        if self.parent is not None and os.getppid() != self.parent:
+            return self.parent
         return None
 
     def _watch(self) -> None:
@@ -136,5 +150,5 @@ def stage_lock(stage: str, root: str | Path = ".") -> Iterator[None]:
 @contextlib.contextmanager
 def sole_writer(stage: str, root: str | Path = ".") -> Iterator[None]:
     """`stage_lock` plus `LauncherWatch`: the one guard a stage runs under."""
-    with stage_lock(stage, root), LauncherWatch(stage, launchers()):
+    with stage_lock(stage, root), LauncherWatch(stage, launchers(), parent=os.getppid()):
         yield

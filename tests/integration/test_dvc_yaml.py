@@ -105,7 +105,7 @@ def test_an_optional_source_gets_its_stage_when_configured(repo_root):
     params["common"]["datasets"]["tu"] = {"path": "my/tu", "name": "MUTAG"}
     params["rings"]["datasets"] = ["tu", "structure_control"]
     stages = yaml.safe_load(render(params, repo_root))["stages"]
-    assert stages["data-tu"]["deps"][0] == "${common.datasets.tu.path}"
+    assert stages["data-tu"]["deps"][:2] == ["data/params.checked", "${common.datasets.tu.path}"]
     assert stages["data-tu"]["outs"] == ["data/raw/tu/graphs", "data/raw/tu/summary.json"]
     assert "data/raw/tu/graphs" in stages["rings-prepare"]["deps"]
     assert "data/raw/b3db/graphs" not in stages["rings-prepare"]["deps"]

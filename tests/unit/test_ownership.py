@@ -42,3 +42,16 @@ def test_a_shell_launcher_adds_its_parent():
     finally:
         shell.kill()
         shell.wait()
+
+
+def test_an_unreaped_launcher_counts_as_gone(monkeypatch):
+    monkeypatch.setattr(ownership, "POLL_SECONDS", 0.05)
+    launcher = subprocess.Popen(["sleep", "30"])
+    watched = launchers(launcher.pid)
+    launcher.kill()
+    time.sleep(0.3)  # killed but not waited for: a zombie whose start time is unchanged
+    try:
+        with pytest.raises(KeyboardInterrupt), LauncherWatch("paper-train", watched):
+            time.sleep(5)
+    finally:
+        launcher.wait()
