@@ -22,6 +22,7 @@ from stages.methods.losses import FenchelYoungLoss, divergence, f_softargmax
 from stages.models.mlp import MLPClassifier
 from stages.models.training import Standardizer
 from stages.papers.fdiv_losses.params import FdivParams
+from stages.papers.fdiv_losses.threads import use_one_thread
 
 
 def build_classifier(kind: str, in_dim: int, classes: int, hidden: int, seed: int) -> nn.Module:
@@ -66,6 +67,7 @@ def evaluate(model: nn.Module, inputs, labels, params: FdivParams, label: str) -
 def run(ctx: StepContext) -> None:
     """Train and score every (model, loss, seed)."""
     params: FdivParams = ctx.params
+    use_one_thread()
     pool, test = to_arrays(read_parquet(ctx.input("pool"))), to_arrays(read_parquet(ctx.input("test")))
     standardize = Standardizer.fit(pool.features)
     inputs, labels = standardize(pool.features), torch.from_numpy(pool.labels)

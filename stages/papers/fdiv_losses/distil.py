@@ -30,6 +30,7 @@ from stages.papers.fdiv_losses.lm import (
 )
 from stages.papers.fdiv_losses.params import FdivParams
 from stages.papers.fdiv_losses.pretrain import build_lm
+from stages.papers.fdiv_losses.threads import use_one_thread
 
 
 def build_student(params: FdivParams, seed: int, common_seed: int) -> CharTransformer:
@@ -59,6 +60,7 @@ def distil_one(params: FdivParams, label: str, seed: int, common_seed: int, teac
 def run(ctx: StepContext) -> None:
     """Distil each seed's CE teacher with every loss in `distil_losses`."""
     params: FdivParams = ctx.params
+    use_one_thread()
     config = params.lm_config()
     tokens, _ = load_corpus(config.corpus_modules)
     train_tokens, held_out = split_corpus(tokens, config.held_out_fraction)

@@ -18,6 +18,7 @@ from stages.core.io import write_json
 from stages.core.metrics import new_figure, save_figure
 from stages.methods.losses import divergence, f_softargmax, fenchel_young_loss
 from stages.papers.fdiv_losses.params import FdivParams
+from stages.papers.fdiv_losses.threads import use_one_thread
 
 SHAPES = ((64, 10), (16, 97), (4, 1000))
 SCALES = (0.5, 3.0, 30.0)
@@ -151,6 +152,7 @@ def plot_slice(params: FdivParams, path) -> None:
 def run(ctx: StepContext) -> None:
     """Run the checks, write them and the slice figure."""
     params: FdivParams = ctx.params
+    use_one_thread()
     batches = check_scores(ctx.common.seed)
     errors = closed_form_errors(batches, params.iterations)
     payload = {

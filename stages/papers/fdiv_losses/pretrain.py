@@ -31,6 +31,7 @@ from stages.papers.fdiv_losses.lm import (
     train,
 )
 from stages.papers.fdiv_losses.params import FdivParams
+from stages.papers.fdiv_losses.threads import use_one_thread
 
 
 def build_lm(params: FdivParams, seed: int, common_seed: int) -> CharTransformer:
@@ -83,6 +84,7 @@ def plot_support(curves: pl.DataFrame, path) -> None:
 def run(ctx: StepContext) -> None:
     """Pretrain every (loss, seed), score on held-out text, save the models."""
     params: FdivParams = ctx.params
+    use_one_thread()
     config = params.lm_config()
     tokens, digests = load_corpus(config.corpus_modules)
     train_tokens, held_out = split_corpus(tokens, config.held_out_fraction)

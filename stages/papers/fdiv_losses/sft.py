@@ -22,6 +22,7 @@ from stages.core.seeding import derive_seed
 from stages.papers.fdiv_losses.lm import decode, encode, loss_module, train
 from stages.papers.fdiv_losses.params import FdivParams
 from stages.papers.fdiv_losses.pretrain import build_lm
+from stages.papers.fdiv_losses.threads import use_one_thread
 
 PROMPT = 6
 ANSWER = 4
@@ -81,6 +82,7 @@ def finetune(
 def run(ctx: StepContext) -> None:
     """SFT every (loss, seed) from that seed's CE model; greedy exact match on held-out pairs."""
     params: FdivParams = ctx.params
+    use_one_thread()
     train_strings, test_strings = split_strings(
         arithmetic_strings(params.sft.max_operand),
         params.sft.test_size,
