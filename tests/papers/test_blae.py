@@ -63,6 +63,10 @@ def _runs(blae: list[float], other: list[float]) -> pl.DataFrame:
 
 
 def test_regret_claim_three_verdicts_and_ignores_the_unbatched_reference(params):
+    run = {
+        label: entry for label, entry in params.algorithms.items() if label in {"blae", "phaelimd", "linucb"}
+    }
+    params = params.model_copy(update={"algorithms": run})
     holds = regret_claim(_runs([10, 11, 12], [20, 22, 21]), params)
     assert (
         holds.verdict == "holds"
@@ -168,3 +172,10 @@ def test_bad_grid_params_name_the_key(params, grid, key):
     raw = params.model_dump(mode="json") | {"default": grid}
     with pytest.raises(ParamsError, match=key):
         validate_section(BLAEParams, raw, "blae")
+
+
+def test_a_baseline_left_out_of_a_cell_leaves_the_regret_claim_undecided(params):
+    # e4 and rs_oful are configured but absent from these runs: blae beating phaelimd is not "every baseline"
+    claim = regret_claim(_runs([10, 11, 12], [20, 22, 21]), params)
+    assert claim.verdict == "inconclusive"
+    assert any("not run in this cell" in item.note for item in claim.evidence)
