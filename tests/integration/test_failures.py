@@ -34,6 +34,7 @@ def test_killed_run_leaves_no_partial_output_and_the_rerun_resumes(tmp_path, rep
     workspace = scratch_copy(repo_root, tmp_path / "ws")
     apply_smoke_params(workspace)
     params = workspace / "params.yaml"
+    smoke_params = params.read_text()
     write_params_file(apply_overrides(read_params_file(params), ["mrmc.train.epochs=200"]), params)
     run_dvc(["repro", "mrmc-select"], workspace, capture=True)
     lock_before = yaml.safe_load((workspace / "dvc.lock").read_text())["stages"]
@@ -59,6 +60,7 @@ def test_killed_run_leaves_no_partial_output_and_the_rerun_resumes(tmp_path, rep
     )
     assert file_md5(workspace / "data/mrmc/selections.parquet") == selections["md5"]  # earlier outputs intact
 
+    params.write_text(smoke_params)  # back to smoke sizes: the rerun need not train 200 epochs
     rerun = run_dvc(["repro", "mrmc-claims"], workspace, capture=True)  # no stale lock
     assert "Stage 'mrmc-select' didn't change, skipping" in rerun.stdout
     assert "Running stage 'mrmc-train'" in rerun.stdout
@@ -83,7 +85,8 @@ def test_killing_dvc_alone_takes_its_stage_along_and_a_second_writer_is_refused(
     workspace = scratch_copy(repo_root, tmp_path / "ws")
     apply_smoke_params(workspace)
     params = workspace / "params.yaml"
-    write_params_file(apply_overrides(read_params_file(params), ["mrmc.train.epochs=400"]), params)
+    smoke_params = params.read_text()
+    write_params_file(apply_overrides(read_params_file(params), ["mrmc.train.epochs=200"]), params)
     run_dvc(["repro", "mrmc-select"], workspace, capture=True)
 
     dvc = subprocess.Popen(
@@ -116,6 +119,7 @@ def test_killing_dvc_alone_takes_its_stage_along_and_a_second_writer_is_refused(
     assert not _pid_alive(stage_pid), "the stage outlived the dvc that launched it"
     assert not (workspace / "data/mrmc/models").exists()  # and published nothing
 
+    params.write_text(smoke_params)  # back to smoke sizes: the rerun need not train 200 epochs
     rerun = run_dvc(["repro", "mrmc-train"], workspace, capture=True)
     assert "Running stage 'mrmc-train'" in rerun.stdout
     assert (
