@@ -11,6 +11,7 @@ from stages.smoke import apply_smoke_params, scratch_copy
 pytestmark = pytest.mark.integration
 
 EXPECTED = [
+    "params",  # the params check runs first, so a bad value fails before any output is deleted
     "data-fashion_mnist",
     "mrmc-prepare",
     "mrmc-trace",
