@@ -76,6 +76,6 @@ def test_unknown_paper_fails_before_prefect_starts(repo_root):
 
     result = run_cli(["flow", "mrcm"], repo_root)
     assert result.returncode == 2
-    assert (
-        "unknown paper 'mrcm'; valid names: dynamic_selection, info_coevolution, mrmc, rings" in result.stderr
-    )
+    from stages.papers.registry import PAPERS
+
+    assert f"unknown paper 'mrcm'; valid names: {', '.join(sorted(PAPERS.names()))}" in result.stderr

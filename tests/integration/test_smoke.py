@@ -42,10 +42,10 @@ def _stages_that_would_run(workspace):
 @pytest.mark.parametrize(
     ("override", "changed"),
     [
-        ("mrmc.train.epochs=3", {"mrmc-train"}),
-        ("mrmc.pool_size=500", {"mrmc-prepare"}),
-        ("mrmc.claims.uneven_ratio=2.0", {"mrmc-claims"}),
-        ("coreset.budget=0.2", {"coreset-select"}),
+        ("mrmc.train.epochs=3", {"params", "mrmc-train"}),
+        ("mrmc.pool_size=500", {"params", "mrmc-prepare"}),
+        ("mrmc.claims.uneven_ratio=2.0", {"params", "mrmc-claims"}),
+        ("coreset.budget=0.2", {"params", "coreset-select"}),
     ],
 )
 def test_editing_a_param_reruns_only_the_stages_that_read_it(smoke_workspace, override, changed):
