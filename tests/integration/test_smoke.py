@@ -42,9 +42,9 @@ def _stages_that_would_run(workspace):
 @pytest.mark.parametrize(
     ("override", "changed"),
     [
-        ("mrmc.train.epochs=3", {"params", "mrmc-train"}),
+        ("mrmc.train.epochs=3", {"params", "mrmc-train", "mrmc-cost"}),
         ("mrmc.pool_size=500", {"params", "mrmc-prepare"}),
-        ("mrmc.claims.uneven_ratio=2.0", {"params", "mrmc-claims"}),
+        ("mrmc.claims.uneven_ratio=2.0", {"params", "mrmc-claims", "mrmc-cost"}),
         ("coreset.budget=0.2", {"params", "coreset-select"}),
     ],
 )

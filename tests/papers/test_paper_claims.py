@@ -116,11 +116,16 @@ def test_fewer_annotations_is_inconclusive_when_ours_never_reached_on_a_seed(ic_
 
 def test_stop_rule_fails_when_a_seed_never_stops_and_holds_when_all_stop_close(ic_params):
     needed = {"info_coevolution": [5000, 5200, 5100], "info_coevolution_semi": [4000, 4100, 4200]}
-    close = stop_rule_claim(ic_summary(needed, stops=[7000, 7500, 7200], gap=0.001), ic_params, POOL)
+    reference = [0.8795, 0.8800, 0.8805]  # the full-label runs the gap is judged against
+    close = stop_rule_claim(
+        ic_summary(needed, stops=[7000, 7500, 7200], gap=0.001), ic_params, POOL, reference
+    )
     assert close.verdict == "holds", close.reason
-    silent = stop_rule_claim(ic_summary(needed, stops=[7000, None, 7200], gap=0.001), ic_params, POOL)
+    silent = stop_rule_claim(
+        ic_summary(needed, stops=[7000, None, 7200], gap=0.001), ic_params, POOL, reference
+    )
     assert silent.verdict == "fails" and "did not fire on seed 1" in silent.reason
-    far = stop_rule_claim(ic_summary(needed, stops=[7000, 7500, 7200], gap=0.02), ic_params, POOL)
+    far = stop_rule_claim(ic_summary(needed, stops=[7000, 7500, 7200], gap=0.02), ic_params, POOL, reference)
     assert far.verdict == "fails"
 
 

@@ -27,7 +27,14 @@ from stages.methods.sharpness.theory import (
 )
 from stages.methods.sharpness.tracker import SharpnessTracker
 
-torch.set_default_dtype(torch.float64)
+
+@pytest.fixture(autouse=True)
+def _float64_default():
+    """These checks run in float64; the default is restored so no other test module inherits it."""
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    yield
+    torch.set_default_dtype(previous)
 
 
 def minimalist_loss(x: torch.Tensor, y: torch.Tensor, depth: int):

@@ -46,9 +46,9 @@ def needed(summary: pl.DataFrame, strategy: str, column: str = NEEDED) -> dict[i
 
 
 def mean_needed(counts: dict[int, int | None]) -> float | None:
-    """Mean over seeds, or None when some seed never reached full-label accuracy."""
+    """Mean over seeds, or None when some seed never reached full-label accuracy (or the run kind is absent)."""
     values = list(counts.values())
-    return None if any(value is None for value in values) else sum(values) / len(values)
+    return None if not values or any(value is None for value in values) else sum(values) / len(values)
 
 
 def needed_bounds(summary: pl.DataFrame, strategy: str, column: str = NEEDED) -> dict[str, Count]:
