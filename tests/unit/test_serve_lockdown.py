@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 
 from flows import serve
 from flows.experiment_flow import LOCAL_CLUSTER
@@ -49,6 +50,10 @@ def test_a_process_is_ours_only_with_its_recorded_start_and_our_command():
     process = subprocess.Popen(["sleep", "30"])
     try:
         identity = serve.process_identity(process.pid)
+        deadline = time.monotonic() + 5
+        while identity is not None and not identity["cmdline"] and time.monotonic() < deadline:
+            time.sleep(0.05)  # between fork and exec the command line is still empty
+            identity = serve.process_identity(process.pid)
         assert identity is not None and "sleep" in identity["cmdline"]
         assert not serve.is_own_process(process.pid, identity)  # `sleep` is not one of our commands
         assert not serve.is_own_process(process.pid, None)
