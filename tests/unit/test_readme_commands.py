@@ -13,13 +13,15 @@ from stages.commands import benchmark_targets, build_parser
 from tests.conftest import REPO_ROOT, run_cli
 
 DOCS = [REPO_ROOT / "README.md", *sorted((REPO_ROOT / "stages" / "papers").glob("*/README.md"))]
-FENCE = re.compile(r"```(?:bash|sh|console)?\n(.*?)```", re.S)
+FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
+SHELL_LANGUAGES = {"", "bash", "sh", "console"}
 
 
 def command_lines(path: Path) -> list[str]:
     """`icml25 …` lines inside the code blocks of a Markdown file (continuations joined, comments dropped)."""
     lines = []
-    for block in FENCE.findall(path.read_text()):
+    blocks = [body for language, body in FENCE.findall(path.read_text()) if language in SHELL_LANGUAGES]
+    for block in blocks:
         for line in block.replace("\\\n", " ").splitlines():
             line = line.split(" #", 1)[0].strip()
             if line.startswith("icml25 "):
