@@ -59,9 +59,10 @@ def run_dvc(
     """Run `dvc ARGS` in `workspace`; a failure raises with DVC's own message.
 
     `lock` holds the workspace lock for commands that write the workspace (repro); read-only commands and
-    temporary experiments, which run in their own copy, pass `lock=False`.
+    temporary experiments, which run in their own copy, pass `lock=False` and may run side by side: they wait
+    for DVC's own short repository lock (`--wait-for-lock`) instead of failing when a neighbour holds it.
     """
-    command = [dvc_executable(), *args]
+    command = [dvc_executable(), *([] if lock else ["--wait-for-lock"]), *args]
     with workspace_lock(workspace) if lock else contextlib.nullcontext():
         completed = subprocess.run(
             command,
