@@ -63,7 +63,9 @@ def results_markdown(paper_id: str, workspace: Path) -> str:
     timing_path = workspace / paper.timing_claims_path if paper.timing_claims_path else None
     if timing_path is not None and timing_path.is_file():
         source = f"From `{paper.timing_claims_path}` (the benchmark step `{paper_id}-timing`). {TIMING_NOTE}"
-        parts.append(claims_table({paper_id: read_claims(timing_path)}, "Claims about wall-clock time", source))
+        parts.append(
+            claims_table({paper_id: read_claims(timing_path)}, "Claims about wall-clock time", source)
+        )
     return "\n".join(parts)
 
 

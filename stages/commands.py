@@ -57,7 +57,9 @@ def _claims(args: argparse.Namespace) -> None:
         raise PipelineError("no claims.json found yet: run `make repro` (or `dvc repro`) first")
     print(claims_table(found))
     timed = {paper_id: PAPERS.get(paper_id).timing_claims_path for paper_id in PAPERS.names()}
-    timing = {paper_id: read_claims(path) for paper_id, path in timed.items() if path and Path(path).is_file()}
+    timing = {
+        paper_id: read_claims(path) for paper_id, path in timed.items() if path and Path(path).is_file()
+    }
     if timing:
         print(claims_table(timing, "Claims about wall-clock time", TIMING_NOTE))
 
