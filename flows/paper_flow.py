@@ -41,7 +41,7 @@ def results_markdown(paper_id: str, workspace: Path) -> str:
     """Metrics and claims of a paper as Markdown (for the Prefect artifact)."""
     from stages.core.claims import read_claims
     from stages.papers.registry import PAPERS
-    from stages.report import claims_table
+    from stages.report import TIMING_NOTE, claims_table
 
     paper = PAPERS.get(paper_id)
     parts = [f"# {paper.title}", ""]
@@ -60,6 +60,12 @@ def results_markdown(paper_id: str, workspace: Path) -> str:
     claims_path = workspace / paper.claims_path
     if claims_path.is_file():
         parts.append(claims_table({paper_id: read_claims(claims_path)}))
+    timing_path = workspace / paper.timing_claims_path if paper.timing_claims_path else None
+    if timing_path is not None and timing_path.is_file():
+        source = f"From `{paper.timing_claims_path}` (the benchmark step `{paper_id}-timing`). {TIMING_NOTE}"
+        parts.append(
+            claims_table({paper_id: read_claims(timing_path)}, "Claims about wall-clock time", source)
+        )
     return "\n".join(parts)
 
 

@@ -49,13 +49,19 @@ def _papers(args: argparse.Namespace) -> None:
 def _claims(args: argparse.Namespace) -> None:
     from stages.core.claims import read_claims
     from stages.papers.registry import PAPERS
-    from stages.report import claims_table
+    from stages.report import TIMING_NOTE, claims_table
 
     paths = {paper_id: Path(PAPERS.get(paper_id).claims_path) for paper_id in PAPERS.names()}
     found = {paper_id: read_claims(path) for paper_id, path in paths.items() if path.is_file()}
     if not found:
         raise PipelineError("no claims.json found yet: run `make repro` (or `dvc repro`) first")
     print(claims_table(found))
+    timed = {paper_id: PAPERS.get(paper_id).timing_claims_path for paper_id in PAPERS.names()}
+    timing = {
+        paper_id: read_claims(path) for paper_id, path in timed.items() if path and Path(path).is_file()
+    }
+    if timing:
+        print(claims_table(timing, "Claims about wall-clock time", TIMING_NOTE))
 
 
 def _smoke(args: argparse.Namespace) -> None:

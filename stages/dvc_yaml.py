@@ -21,7 +21,7 @@ import yaml
 from stages.core.closure import code_files
 from stages.core.errors import PipelineError
 from stages.core.params import PARAMS_FILE, read_params_file
-from stages.core.steps import Pipeline, Step, resolve_template
+from stages.core.steps import Pipeline, Step, is_timing_path, resolve_template
 from stages.params_check import CHECKED_PATH
 from stages.pipelines import all_pipelines
 
@@ -75,6 +75,21 @@ def gate_roots(stages: dict[str, dict], raw_params: Mapping[str, Any]) -> None:
             entry["deps"].insert(0, CHECKED_PATH)
 
 
+def check_timings_isolated(stages: dict[str, dict]) -> None:
+    """Wall-clock time never flows into a data output: a stage that reads a file under `timings/` (a benchmark
+    stage) writes only under `timings/`, so every other output is byte-identical on rerun."""
+    for name, entry in stages.items():
+        timed = [dep for dep in entry["deps"] if is_timing_path(dep)]
+        outputs = [*entry.get("outs", []), *entry.get("metrics", [])]
+        outputs += [next(iter(plot)) if isinstance(plot, dict) else plot for plot in entry.get("plots", [])]
+        data = [out for out in outputs if not is_timing_path(out)]
+        if timed and data:
+            raise PipelineError(
+                f"stage '{name}' reads wall-clock timings ({', '.join(timed)}) and writes data outputs "
+                f"({', '.join(data)}): timings may feed only outputs under a timings/ folder (a benchmark step)"
+            )
+
+
 def render(raw_params: Mapping[str, Any], root: str | Path = ".") -> str:
     """The text of dvc.yaml for these params (optional sources and params-dependent deps resolved)."""
     stages: dict[str, dict] = {}
@@ -85,6 +100,7 @@ def render(raw_params: Mapping[str, Any], root: str | Path = ".") -> str:
                 raise PipelineError(f"two steps declare the stage '{name}'")
             stages[name] = stage_entry(pipeline, step, raw_params, root)
     gate_roots(stages, raw_params)
+    check_timings_isolated(stages)
     body = yaml.safe_dump({"stages": stages}, sort_keys=False, allow_unicode=True, width=120)
     return HEADER + body
 

@@ -16,24 +16,35 @@ from stages.core.params import PARAMS_FILE, read_params_file, validate_section
 from stages.core.steps import Pipeline, Step, import_ref, resolve_template
 
 REPORT_PATH = "reports/claims.md"
+TIMING_REPORT_PATH = "reports/timings/claims.md"
 
 
 def report_pipeline() -> Pipeline:
-    """The `report` stage: every registered paper's claims gathered into `reports/claims.md`."""
+    """The `report` stage (every paper's `claims.json` → `reports/claims.md`, byte-identical on rerun) and the
+    `report-timings` benchmark stage (the claims about wall-clock time → `reports/timings/claims.md`)."""
     from stages.papers.registry import PAPERS
 
-    step = Step(
+    papers = [PAPERS.get(paper_id) for paper_id in PAPERS.names()]
+    report = Step(
         name="report",
-        deps={paper_id: PAPERS.get(paper_id).claims_path for paper_id in PAPERS.names()},
+        deps={paper.id: paper.claims_path for paper in papers},
         outs={"report": REPORT_PATH},
         description="gather all papers' claims into reports/claims.md",
+    )
+    timings = Step(
+        name="report-timings",
+        deps={paper.id: paper.timing_claims_path for paper in papers if paper.timing_claims_path},
+        outs={"report": TIMING_REPORT_PATH},
+        run="stages.report:run_timings",
+        description="benchmark stage (timings/ only): gather the papers' claims about wall-clock time into "
+        "reports/timings/claims.md",
     )
     return Pipeline(
         id="",
         package="stages",
         params_section="common",
         params_model="stages.common:CommonParams",
-        steps=(step,),
+        steps=(report, timings),
     )
 
 

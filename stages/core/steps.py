@@ -18,6 +18,13 @@ from typing import Any
 from stages.core.errors import PipelineError
 
 _TEMPLATE = re.compile(r"\$\{\s*([^}\s]+)\s*\}")
+TIMINGS_DIR = "timings"
+"""Wall-clock seconds are written only under a folder of this name, and no data output may read them."""
+
+
+def is_timing_path(path: str) -> bool:
+    """Whether `path` lies under a `timings/` folder (wall-clock seconds: differ on every run)."""
+    return TIMINGS_DIR in path.split("/")[:-1]
 
 
 def import_ref(ref: str) -> Any:

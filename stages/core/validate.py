@@ -83,6 +83,11 @@ def validate_table(frame: pl.DataFrame, schema: TableSchema, dataset: str) -> Va
     type_results = [_check_dtype(frame, spec) for spec in present]
     results.extend(type_results)
     bad_types = {result["column"] for result in type_results if not result["success"]}
+    ragged = [
+        _ragged(frame, spec.name) for spec in present if spec.name not in bad_types and spec.kind == "array"
+    ]
+    results.extend(result for result in ragged if result is not None)
+    bad_types |= {result["column"] for result in ragged if result is not None}
     checkable = [spec for spec in present if spec.name not in bad_types]
     if checkable and frame.height:
         results.extend(_run_gx(_to_checkable_pandas(frame, checkable), checkable))
@@ -113,6 +118,20 @@ def _check_dtype(frame: pl.DataFrame, spec: ColumnSpec) -> dict[str, Any]:
     dtype = frame.schema[spec.name]
     expectation = f"expect_column_values_to_be_of_kind_{spec.kind}"
     return _own_result(expectation, spec.name, bool(_KIND_CHECKS[spec.kind](dtype)), str(dtype))
+
+
+def _ragged(frame: pl.DataFrame, column: str) -> dict[str, Any] | None:
+    """A failed result when a list column's rows differ in length (a fixed-size array cannot); else None.
+
+    Recorded only on failure, so the reports of valid tables are unchanged."""
+    if not isinstance(frame.schema[column], pl.List) or frame.is_empty():
+        return None
+    lengths = frame[column].list.len()
+    low, high = lengths.min(), lengths.max()
+    if low == high:
+        return None
+    observed = f"rows hold {low} to {high} values; every row needs the same number"
+    return _own_result("expect_array_lengths_to_be_equal", column, False, observed)
 
 
 def _summary_name(column: str, what: str) -> str:

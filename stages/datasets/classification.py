@@ -118,3 +118,22 @@ def from_wide_table(
         pl.col(label_column).alias("label"),
         pl.concat_arr([pl.col(name).cast(pl.Float32) for name in feature_columns]).alias("features"),
     )
+
+
+def check_usable(frame: pl.DataFrame, source: str) -> None:
+    """Stop before any training when a classification table has no `train` rows (nothing to select from or
+    train on) or labels that are not class indices 0..K-1 (a label of 10⁹ would size arrays by it)."""
+    splits = sorted(frame["split"].unique().drop_nulls().to_list()) if "split" in frame.columns else []
+    if "split" in frame.columns and "train" not in splits:
+        raise DataValidationError(
+            f"{source}: no 'train' rows (split values: {', '.join(map(str, splits)) or 'none'}); the pool is "
+            "drawn from them"
+        )
+    if "label" not in frame.columns or not frame.schema["label"].is_integer() or frame.is_empty():
+        return  # the schema check names these
+    classes, top = frame["label"].n_unique(), frame["label"].max()
+    if top is not None and top >= classes:
+        raise DataValidationError(
+            f"{source}: column 'label': labels must be class indices 0..K-1; the largest is {top} with "
+            f"{classes} distinct labels: re-encode them as 0..{classes - 1}"
+        )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from stages.core.context import StepContext
 from stages.core.io import file_md5, write_json, write_parquet
 from stages.core.validate import ensure_valid
+from stages.datasets.classification import check_usable
 from stages.datasets.registry import get_source
 
 
@@ -20,6 +21,8 @@ def run(ctx: StepContext, source: str) -> None:
         "files": {path.name: file_md5(path) for path in definition.files(params)},  # names: location-free
     }
     report = ensure_valid(table, definition.schema, source)
+    files = ", ".join(str(path) for path in definition.files(params))
+    check_usable(table, f"dataset '{source}'" + (f" ({files})" if files else ""))
     ctx.log(f"{table.height} rows validated")
     write_parquet(table, ctx.output("table"))
     write_json(report.to_dict() | {"provenance": provenance}, ctx.output("validation"))

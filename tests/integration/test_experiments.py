@@ -51,7 +51,6 @@ def test_concurrent_experiments_finish_and_leave_the_workspace_alone(committed_s
     assert {claim["id"] for claim in epochs.claims} == {
         "accuracy_vs_random",
         "accuracy_vs_baselines",
-        "selection_cost",
         "regulariser_vs_pure_mrmc",
         "accuracy_vs_random_small_budgets",
         "class_quotas_lift_pure_mrmc",

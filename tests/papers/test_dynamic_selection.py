@@ -14,7 +14,7 @@ from stages.pipelines import run_stage
 from tests.conftest import run_cli
 from tests.papers.test_info_coevolution import wide_table
 
-STEPS = ("prepare", "consistency", "train", "evaluate", "claims")
+STEPS = ("prepare", "consistency", "train", "evaluate", "timing", "claims")
 TINY = (
     "dynamic_selection.dataset=table",
     "dynamic_selection.pool_size=null",
@@ -38,7 +38,13 @@ DATA_OUTPUTS = (
     "consistency.parquet",
     "runs.parquet",
     "epochs.parquet",
-)  # summary holds times
+    "summary.parquet",
+    "metrics.json",
+    "plots/accuracy_vs_ratio.csv",
+    "figures/accuracy_vs_ratio.png",
+    "figures/selection.png",
+    "claims.json",
+)  # everything outside timings/
 
 
 @pytest.fixture
@@ -74,7 +80,9 @@ def test_users_wide_table_runs_end_to_end_and_deterministically(workspace):
     assert set(half["n_kept"]) == {round(0.5 * n_train)}
     noisy = runs.filter((pl.col("noise_rate") == 0.2) & (pl.col("method") == "density_consistency"))
     assert noisy["suppression_precision"].is_not_null().all()
-    assert (root / "figures" / "accuracy_vs_time.png").stat().st_size > 0
+    assert (root / "figures" / "accuracy_vs_ratio.png").stat().st_size > 0
+    assert [claim.id for claim in read_claims(root / "timings" / "claims.json")] == ["time_saving_at_half"]
+    assert (root / "timings" / "figures" / "accuracy_vs_time.png").stat().st_size > 0
     first = {name: file_md5(root / name) for name in DATA_OUTPUTS}
     shutil.rmtree(root)
     run_pipeline(workspace)

@@ -19,11 +19,11 @@ from stages.papers.mrmc.claims import (
     accuracy_claim,
     class_count_ratio,
     class_count_ratios,
-    cost_claim,
     quota_claim,
 )
 from stages.papers.mrmc.params import MRMCParams
 from stages.papers.mrmc.pipeline import PAPER
+from stages.papers.mrmc.timing import cost_claim
 from stages.pipelines import run_stage
 
 TINY = [
@@ -45,6 +45,7 @@ DATA_OUTPUTS = [
     "data/mrmc/metrics.json",
     "data/mrmc/plots/accuracy_vs_budget.csv",
     "data/mrmc/figures/accuracy_vs_budget.png",
+    "data/mrmc/claims.json",
 ]
 
 

@@ -15,12 +15,13 @@ pytestmark = [pytest.mark.slow, pytest.mark.integration]
 
 def test_default_params_reproduce_end_to_end(tmp_path, repo_root):
     workspace = scratch_copy(repo_root, tmp_path / "ws")
-    run_dvc(["repro", "mrmc-claims"], workspace)
+    run_dvc(["repro", "mrmc-claims", "mrmc-timing"], workspace)
+    timing = read_claims(workspace / "data/mrmc/timings/claims.json")
+    assert [claim.id for claim in timing] == ["selection_cost"]
     claims = {claim.id: claim for claim in read_claims(workspace / "data/mrmc/claims.json")}
     assert set(claims) == {
         "accuracy_vs_random",
         "accuracy_vs_baselines",
-        "selection_cost",
         "regulariser_vs_pure_mrmc",
         "accuracy_vs_random_small_budgets",
         "class_quotas_lift_pure_mrmc",

@@ -9,8 +9,9 @@ import pytest
 from stages.core.params import read_params_file, validate_section
 from stages.methods.graphs.separability import SeparabilityConfig, compare_modes
 from stages.papers.dynamic_selection.claims import baselines_claim, lossless_claim, noise_claim
-from stages.papers.dynamic_selection.evaluate import paired_with_full, summarise, timing_table
+from stages.papers.dynamic_selection.evaluate import paired_with_full, summarise
 from stages.papers.dynamic_selection.params import ClaimsParams as DynamicClaims
+from stages.papers.dynamic_selection.timing import savings, summarise_times, time_claim, timing_table
 from stages.papers.info_coevolution.claims import (
     difference,
     fewer_annotations_claim,
@@ -159,28 +160,38 @@ def _dynamic_summary(accuracy: dict[tuple[float, str], list[float]], epochs: dic
             timings.append(
                 key | {"scoring_seconds": [0.0] * len(per_epoch), "training_seconds": per_epoch,
                        "augment_seconds": [0.0] * len(per_epoch), "n_kept": [kept] * len(per_epoch),
-                       "precompute_seconds": 0.0, "total_seconds": sum(per_epoch)}
+                       "total_seconds": sum(per_epoch)}
             )  # fmt: skip
     frame = pl.DataFrame(runs, schema_overrides={"flipped_selection_rate": pl.Float64})
-    return summarise(paired_with_full(frame, timing_table({"runs": timings}), "full"))
+    times = summarise_times(savings(timing_table(timings, [0.0] * len(timings)), "full"))
+    return summarise(paired_with_full(frame, "full")), times
 
 
 EPOCHS = {"full": [1.0] * 6, "density_consistency": [0.5] * 5 + [5.0], "random": [0.45] * 6}
 
 
-def test_lossless_uses_median_epoch_times_so_one_slow_epoch_cannot_flip_it():
+def test_time_saving_uses_median_epoch_times_so_one_slow_epoch_cannot_flip_it():
     accuracy = {
         (0.0, "full"): [0.88, 0.89, 0.87],
         (0.0, "density_consistency"): [0.879, 0.8895, 0.8705],
         (0.0, "random"): [0.86, 0.87, 0.85],
     }
-    summary = _dynamic_summary(accuracy, EPOCHS)
-    row = summary.filter(pl.col("method") == "density_consistency").row(0, named=True)
+    summary, times = _dynamic_summary(accuracy, EPOCHS)
+    row = times.filter(pl.col("method") == "density_consistency").row(0, named=True)
     assert row["time_saving_mean"] < 0  # total seconds 7.5 vs 6: one 5-second epoch
     assert row["time_saving_robust_per_seed"] == pytest.approx([0.5, 0.5, 0.5])
+    assert time_claim(times, NAMES).verdict == "holds"
     claim = lossless_claim(summary, NAMES)
     assert claim.verdict == "holds", claim.reason
     assert claim.evidence[0].per_seed == pytest.approx({"0": -0.001, "1": -0.0005, "2": 0.0005})
+    assert not any("seconds" in name or "time" in name for name in summary.columns)
+
+
+def test_time_claim_fails_when_the_saving_is_below_the_target():
+    accuracy = {(0.0, "full"): [0.88, 0.89, 0.87], (0.0, "density_consistency"): [0.88, 0.89, 0.87]}
+    slow = {"full": [1.0] * 6, "density_consistency": [0.9, 0.8, 0.85, 0.9, 0.8, 0.85]}
+    _, times = _dynamic_summary(accuracy, slow)
+    assert time_claim(times, NAMES).verdict == "fails"
 
 
 def test_lossless_gap_straddling_the_tolerance_is_inconclusive():
@@ -189,9 +200,9 @@ def test_lossless_gap_straddling_the_tolerance_is_inconclusive():
         (0.0, "density_consistency"): [0.874, 0.889, 0.870],  # gaps −0.006, −0.001, 0.0
         (0.0, "random"): [0.86, 0.87, 0.85],
     }
-    claim = lossless_claim(_dynamic_summary(accuracy, EPOCHS), NAMES)
+    claim = lossless_claim(_dynamic_summary(accuracy, EPOCHS)[0], NAMES)
     assert claim.verdict == "inconclusive"
-    assert claim.evidence[0].verdict == "inconclusive" and claim.evidence[1].verdict == "holds"
+    assert [item.verdict for item in claim.evidence] == ["inconclusive"]
 
 
 def test_baselines_and_noise_claims_are_paired_per_seed():
@@ -203,7 +214,7 @@ def test_baselines_and_noise_claims_are_paired_per_seed():
         (0.2, "density_consistency"): [0.83, 0.85, 0.81],
         (0.2, "random"): [0.79, 0.80, 0.78],
     }
-    summary = _dynamic_summary(accuracy, EPOCHS)
+    summary, _ = _dynamic_summary(accuracy, EPOCHS)
     beats = baselines_claim(summary, NAMES)
     assert beats.verdict == "holds", beats.reason
     noise = noise_claim(summary, NAMES)
@@ -211,7 +222,7 @@ def test_baselines_and_noise_claims_are_paired_per_seed():
     assert [item.verdict for item in noise.evidence] == ["holds", "holds", "holds"]
     loses = dict(accuracy)
     loses[(0.0, "random")] = [0.875, 0.89, 0.864]  # random wins on seed 1, loses on 0 and 2
-    assert baselines_claim(_dynamic_summary(loses, EPOCHS), NAMES).verdict == "inconclusive"
+    assert baselines_claim(_dynamic_summary(loses, EPOCHS)[0], NAMES).verdict == "inconclusive"
 
 
 # --------------------------------------------------------------------------------------------------- RINGS

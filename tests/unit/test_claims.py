@@ -209,3 +209,30 @@ def test_a_holding_claim_names_its_closest_comparison():
     verdict, reason = decide([far, near])
     assert verdict == "holds"
     assert reason.startswith("All 2 compared quantities clear their thresholds; the closest: near = 0.07 [")
+
+
+def test_claims_about_time_show_in_their_own_report_and_in_the_paper_artifact(tmp_path):
+    from flows.paper_flow import results_markdown
+    from stages.core.claims import write_claims
+    from stages.papers.registry import PAPERS
+
+    paper = PAPERS.get("mrmc")
+    timed = Claim(
+        id="selection_cost", statement="S.", measured={"s": 1.0}, criterion="c", verdict="holds", reason="R."
+    )
+    kept = Claim(
+        id="accuracy_vs_random",
+        statement="A.",
+        measured={"a": 0.9},
+        criterion="c",
+        verdict="holds",
+        reason="R.",
+    )
+    (tmp_path / paper.timing_claims_path).parent.mkdir(parents=True)
+    write_claims([kept], tmp_path / paper.claims_path)
+    write_claims([timed], tmp_path / paper.timing_claims_path)
+    text = results_markdown("mrmc", tmp_path)
+    data_part, _, timing_part = text.partition("# Claims about wall-clock time")
+    assert "`accuracy_vs_random`" in data_part and "selection_cost" not in data_part
+    assert "`selection_cost`" in timing_part and "mrmc-timing" in timing_part
+    assert PAPERS.get("fdiv_losses").timing_claims_path is None  # no claim about time, no timing step

@@ -95,3 +95,25 @@ def test_every_source_module_defines_its_named_source():
     assert {"fashion_mnist", "digits", "table"} <= set(names_of("classification"))
     with pytest.raises(UnknownNameError, match="unknown dataset 'zinc'"):
         get_source("zinc")
+
+
+def test_dvc_yaml_refuses_a_stage_that_feeds_timings_into_a_data_output():
+    from stages.dvc_yaml import check_timings_isolated
+
+    benchmark = {
+        "deps": ["data/x/timings/train.json", "data/x/runs.parquet"],
+        "outs": ["data/x/timings/claims.json"],
+    }
+    check_timings_isolated({"x-timing": benchmark})  # a benchmark step: reads and writes only timings/
+    leaky = {
+        "deps": ["data/x/runs.parquet", "data/x/timings/train.json"],
+        "outs": ["data/x/summary.parquet"],
+        "plots": [{"data/x/timings/plot.csv": {"x": "a"}}],
+    }
+    with pytest.raises(
+        PipelineError, match=r"stage 'x-evaluate' reads wall-clock timings .*data/x/summary\.parquet"
+    ):
+        check_timings_isolated({"x-evaluate": leaky})
+    plotted = {"deps": ["data/x/timings/train.json"], "outs": [], "plots": ["data/x/figures/time.png"]}
+    with pytest.raises(PipelineError, match=r"data/x/figures/time\.png"):
+        check_timings_isolated({"x-plot": plotted})

@@ -134,7 +134,7 @@ def validate_graph_tables(tables: GraphTables, dataset: str) -> ValidationReport
         if not report.success:
             failures.append(report.error_message())
     if not failures:
-        for result in _cross_table_checks(tables):
+        for result in _cross_table_checks(tables) + _label_checks(tables.graphs):
             results.append(result)
             if not result["success"]:
                 failures.append(
@@ -146,6 +146,22 @@ def validate_graph_tables(tables: GraphTables, dataset: str) -> ValidationReport
     return ValidationReport(
         dataset=dataset, schema="graph_tables", rows=tables.n_graphs, results=tuple(results)
     )
+
+
+def _label_checks(graphs: pl.DataFrame) -> list[dict[str, Any]]:
+    """Failed results when the labels are not class indices 0..K-1 (a label of 10⁹ would size arrays by it)
+    or name a single class (nothing to classify). Recorded only on failure, so valid reports are unchanged."""
+    classes, top = graphs["label"].n_unique(), graphs["label"].max()
+    failed = []
+    if classes < 2:
+        failed.append(("expect_at_least_two_classes", f"{classes} class: a classifier needs at least 2"))
+    if top is not None and top >= classes:
+        observed = f"largest label {top} with {classes} distinct labels; re-encode them as 0..{classes - 1}"
+        failed.append(("expect_labels_to_be_class_indices_0_to_k_minus_1", observed))
+    return [
+        {"table": "graphs", "column": "label", "expectation": name, "success": False, "observed": observed}
+        for name, observed in failed
+    ]
 
 
 def _cross_table_checks(tables: GraphTables) -> list[dict[str, Any]]:
@@ -211,8 +227,10 @@ def read_graph_tables(folder: str | Path) -> GraphTables:
             )
         frames[name] = read_parquet(path)
     if "x" in frames["nodes"].columns and isinstance(frames["nodes"].schema["x"], pl.List):
-        width = frames["nodes"]["x"].list.len().max() or 0
-        frames["nodes"] = frames["nodes"].with_columns(pl.col("x").cast(pl.Array(pl.Float32, int(width))))
+        lengths = frames["nodes"]["x"].list.len()
+        if lengths.min() == lengths.max():  # ragged lists stay lists: validation names them
+            width = int(lengths.max() or 0)
+            frames["nodes"] = frames["nodes"].with_columns(pl.col("x").cast(pl.Array(pl.Float32, width)))
     return GraphTables(**frames)
 
 

@@ -63,10 +63,17 @@ def _required(folder: Path, name: str, suffix: str) -> Path:
 
 
 def _lines(path: Path) -> list[tuple[int, str]]:
-    """(1-based line number, stripped text) of the non-empty lines."""
-    return [
-        (number, line.strip()) for number, line in enumerate(path.read_text().splitlines(), 1) if line.strip()
-    ]
+    """(1-based line number, stripped text) of the non-empty lines; a binary file is named."""
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise DataValidationError(
+            f"{path}: not a text file (byte {error.start} is not UTF-8); TU files are plain text"
+        ) from None
+    if "\x00" in text:
+        raise DataValidationError(f"{path}: not a text file (it holds NUL bytes); TU files are plain text")
+    return [(number, line.strip()) for number, line in enumerate(text.splitlines(), 1) if line.strip()]
 
 
 def _read_int_column(path: Path) -> np.ndarray:

@@ -61,6 +61,8 @@ class CoresetSelector(ABC):
 
     name: ClassVar[str] = ""
     needs_trace: ClassVar[bool] = False
+    min_trace_epochs: ClassVar[int] = 1
+    """The fewest traced epochs the selector can score from (params models check it before any training)."""
     Options: ClassVar[type[StrictModel]] = NoOptions
 
     def __init__(self, options: StrictModel | None = None) -> None:

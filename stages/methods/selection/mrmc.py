@@ -103,6 +103,7 @@ class MRMCSelector(CoresetSelector):
 
     name = "mrmc"
     needs_trace = True
+    min_trace_epochs = 2  # a loss decay is fitted to the trace
     Options = MRMCOptions
 
     def select(self, pool: SelectionPool, budget: int, rng: np.random.Generator) -> np.ndarray:

@@ -26,11 +26,8 @@ from stages.core.seeding import pin_threads
 from stages.core.timing import interleaved_seconds, median_seconds
 from stages.papers.dynamic_selection.data import SelectionData, load_selection_data
 from stages.papers.dynamic_selection.params import DynamicSelectionParams
-from stages.papers.dynamic_selection.train import (
-    RunContext,
-    precompute_seconds,
-    semantic_scores,
-)
+from stages.papers.dynamic_selection.timing import precompute_seconds
+from stages.papers.dynamic_selection.train import RunContext, semantic_scores
 
 RESULTS_DIR = Path("reports/benchmarks")
 PIPELINE_DIR = Path("data/dynamic_selection")

@@ -1,10 +1,11 @@
 """Step `dynamic_selection-claims`: check the paper's three claims on the summary, with intervals over seeds.
 
 Runs are paired by seed (same initialisation, same noisy labels); each comparison is judged through a t interval
-of its mean over seeds (`stages.core.claims`). Time savings count the consistency precompute and use robust
-per-run costs (median epoch times, `evaluate.robust_seconds`), so one slow epoch cannot flip the verdict. The
-baselines are offered the same augmentation (`random_aug` = random + the same augmentation: the synergy test);
-the ablations (label-filter consistency, no augmentation) are reported, never judged.
+of its mean over seeds (`stages.core.claims`). Nothing here reads a wall-clock time, so `claims.json` is
+byte-identical on rerun: the paper's time saving is checked by the benchmark step `dynamic_selection-timing`
+(`timings/claims.json`, claim `time_saving_at_half`). The baselines are offered the same augmentation
+(`random_aug` = random + the same augmentation: the synergy test); the ablations (label-filter
+consistency, no augmentation) are reported, never judged.
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ def per_seed(row: dict, name: str) -> dict[str, float]:
 
 
 def lossless_claim(summary: pl.DataFrame, names: ClaimsParams) -> Claim:
-    """At the claims ratio and no noise: accuracy within the tolerance of full data, time saving ≥ the target."""
+    """At the claims ratio and no noise: accuracy within the tolerance of full data (the time saving that goes
+    with it is `timing.time_claim`'s)."""
     ours = cell(summary, 0.0, names.method, names.ratio)
     full = cell(summary, 0.0, names.full)
     evidence = [
@@ -49,40 +51,24 @@ def lossless_claim(summary: pl.DataFrame, names: ClaimsParams) -> Claim:
             -names.tolerance,
             "above",
             names.confidence,
-        ),
-        compare(
-            "training-time saving vs full data",
-            per_seed(ours, "time_saving_robust"),
-            names.min_time_saving,
-            "above",
-            names.confidence,
-            note="1 − robust cost / full run's robust cost, per seed; the cost includes the consistency precompute",
-        ),
+        )
     ]
     return verdict_claim(
         id="lossless_at_half",
         statement=(
             f"Training on {names.ratio:.0%} of the samples per epoch keeps test accuracy within "
-            f"{names.tolerance * 100:.1f} pt of full-data training while wall-clock training time falls by at least "
-            f"{names.min_time_saving:.0%}."
+            f"{names.tolerance * 100:.1f} pt of full-data training (its time saving: `time_saving_at_half`)."
         ),
         measured={
             "accuracy": round(ours["accuracy_mean"], 5),
             "full_accuracy": round(full["accuracy_mean"], 5),
             "accuracy_gap_mean": round(ours["accuracy_gap_mean"], 5),
             "accuracy_gap_worst_seed": round(ours["accuracy_gap_min"], 5),
-            "seconds": round(ours["seconds_mean"], 3),
-            "full_seconds": round(full["seconds_mean"], 3),
-            "time_saving_mean": round(ours["time_saving_mean"], 4),
-            "precompute_seconds": round(ours["precompute_seconds_mean"], 3),
-            "scoring_share_of_epoch_time": round(ours["scoring_share_mean"], 4),
-            "augment_share_of_training_time": round(ours["augment_share_mean"], 4),
             "seeds": ours["seeds"],
         },
         criterion=(
             f"noise 0, ratio {names.ratio}, paired with the full-data run of the same seed: the t interval over "
-            f"seeds of acc − full acc lies wholly above −{names.tolerance}, and of the time saving (robust costs, "
-            f"consistency precompute included) wholly above {names.min_time_saving}"
+            f"seeds of acc − full acc lies wholly above −{names.tolerance}"
         ),
         evidence=evidence,
     )

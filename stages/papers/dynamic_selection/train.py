@@ -4,8 +4,8 @@ All methods of one (noise rate, seed) share the model initialisation; they run i
 (noise rate, seed) (seeded), so that load drifting over the run does not always hit the same method last
 (torch fixed to `common.threads` threads by the runner). Writes one row per run (final test accuracy,
 how often flipped and clean samples were trained on, what was suppressed), one row per epoch, and the
-wall-clock timings (kept apart so the data outputs are byte-identical across reruns), including each run's
-precompute seconds: the consistency step's time for the scores it reads (0 for methods that read none).
+wall-clock timings per epoch (kept apart in `timings/`, read only by the benchmark step
+`dynamic_selection-timing`, so the data outputs are byte-identical across reruns).
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ import torch
 
 from stages.core.context import StepContext
 from stages.core.evaluation import CLASSIFICATION
-from stages.core.io import read_json, read_parquet, write_json, write_parquet
+from stages.core.io import read_parquet, write_json, write_parquet
 from stages.core.progress import progress
 from stages.core.seeding import derive_seed
 from stages.methods.selection.dynamic.augment import Augmenter
-from stages.methods.selection.dynamic.registry import SELECTION_METHODS, make_selection_method
+from stages.methods.selection.dynamic.registry import make_selection_method
 from stages.methods.selection.dynamic.sampler import DynamicSampler
 from stages.methods.selection.dynamic.stats import SampleStats, SemanticScores
 from stages.methods.selection.dynamic.training import EpochRecord, train_with_sampler
@@ -40,14 +40,6 @@ def semantic_scores(consistency: pl.DataFrame, rate: float) -> dict[str, Semanti
             block["consistency"].to_numpy(), block["label_probability"].to_numpy()
         )
     return scores
-
-
-def precompute_seconds(params: DynamicSelectionParams, label: str, rate: float, timings: dict) -> float:
-    """The consistency precompute a run pays for: its source's seconds at `rate` if its method reads scores."""
-    entry = params.methods[label]
-    if not SELECTION_METHODS.get(entry.method).uses_semantic:
-        return 0.0
-    return float(timings["precompute_seconds"][entry.consistency][str(rate)])
 
 
 def shuffled_plan(plan: list[tuple], seed: int) -> list[tuple]:
@@ -142,9 +134,9 @@ def epoch_rows(key: dict, records: list[EpochRecord]) -> list[dict]:
     ]
 
 
-def timing_entry(key: dict, records: list[EpochRecord], precompute: float) -> dict:
+def timing_entry(key: dict, records: list[EpochRecord]) -> dict:
     """A run's wall-clock seconds: scoring (per-epoch selection), training steps (augmentation included, also
-    given apart) and n_kept per epoch, the consistency precompute, and the total of all."""
+    given apart) and n_kept per epoch, and the total of scoring and training."""
     scoring = [round(record.scoring_seconds, 5) for record in records]
     training = [round(record.training_seconds, 5) for record in records]
     return {
@@ -153,8 +145,7 @@ def timing_entry(key: dict, records: list[EpochRecord], precompute: float) -> di
         "scoring_seconds": scoring,
         "training_seconds": training,
         "augment_seconds": [round(record.augment_seconds, 5) for record in records],
-        "precompute_seconds": round(precompute, 3),
-        "total_seconds": sum(scoring) + sum(training) + precompute,
+        "total_seconds": sum(scoring) + sum(training),
     }
 
 
@@ -163,7 +154,6 @@ def run(ctx: StepContext) -> None:
     params = ctx.params
     data = load_selection_data(ctx.input("pool"), ctx.input("test"), ctx.input("labels"))
     consistency = read_parquet(ctx.input("consistency"))
-    consistency_timings = read_json(ctx.input("consistency_timings"))
     canonical = [
         (rate, seed, label, ratio)
         for rate in params.noise_rates
@@ -180,9 +170,7 @@ def run(ctx: StepContext) -> None:
         key = {"noise_rate": rate, "seed": seed, "method": label, "ratio": ratio}
         runs.append(row)
         epochs += epoch_rows(key, records)
-        timings.append(
-            timing_entry(key, records, precompute_seconds(params, label, rate, consistency_timings))
-        )
+        timings.append(timing_entry(key, records))
         ctx.log(
             f"noise {rate:.0%} seed {seed} {label:>32} @ {ratio:.2f}: acc {row['accuracy']:.4f}, "
             f"{timings[-1]['total_seconds']:.2f}s, suppressed {row['n_suppressed']}"

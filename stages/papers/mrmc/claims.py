@@ -3,8 +3,9 @@
 Every comparison is paired by seed (each seed's models share their initialisation) and judged through a t
 interval of the mean over seeds (`stages.core.claims`): holds, fails, or inconclusive when the interval
 contains the threshold or there are too few seeds. The paper's claims are judged at its budgets
-(`claims.paper_budgets`, 30/50/70 %); other budgets (10 %) are an extension, judged separately. Timings are
-per-seed medians of the interleaved repeats of `mrmc-cost`, all measured in one run.
+(`claims.paper_budgets`, 30/50/70 %); other budgets (10 %) are an extension, judged separately. Nothing here
+reads a wall-clock time, so `claims.json` is byte-identical on rerun; the paper's cost claim is judged by the
+benchmark step `mrmc-timing` (`timings/claims.json`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import polars as pl
 
 from stages.core.claims import Claim, compare, compare_paired, verdict_claim, write_claims
 from stages.core.context import StepContext
-from stages.core.io import read_json, read_parquet
+from stages.core.io import read_parquet
 from stages.papers.mrmc.params import MRMCParams
 
 
@@ -132,91 +133,6 @@ def regulariser_claim(results: pl.DataFrame, params: MRMCParams) -> Claim:
     )
 
 
-def seed_medians(cost_timings: dict) -> dict[str, dict[str, float]]:
-    """Per timed call and seed: the median of its interleaved repeats."""
-    medians: dict[str, dict[str, float]] = {}
-    for seed, calls in cost_timings["seconds"].items():
-        for name, values in calls.items():
-            medians.setdefault(name, {})[seed] = float(np.median(values))
-    return medians
-
-
-def _median(values: dict[str, float]) -> float:
-    return float(np.median(list(values.values())))
-
-
-def cost_claim(params: MRMCParams, cost_timings: dict) -> Claim:
-    """MRMC's selection cost is within the ratio of the cheapest score-based baseline, and selection + training
-    at the cost budget is below full-data training (per-seed medians, t interval over seeds)."""
-    names, confidence = params.claims, params.claims.confidence
-    medians = seed_medians(cost_timings)
-    rounds, epochs = cost_timings["trace_epochs"], cost_timings["train_epochs"]
-    trace = {seed: rounds * value for seed, value in medians["trace_epoch"].items()}
-    selection = {
-        method: {seed: trace[seed] + value for seed, value in medians[f"score:{method}"].items()}
-        for method in [names.mrmc_method, *names.score_baselines]
-    }
-    cheapest = min(names.score_baselines, key=lambda method: _median(selection[method]))
-    mrmc = selection[names.mrmc_method]
-    ratio = {seed: mrmc[seed] / selection[cheapest][seed] for seed in mrmc}
-
-    def saving(train_epochs: int) -> dict[str, float]:
-        return {
-            seed: train_epochs * medians["full_epoch"][seed]
-            - (mrmc[seed] + train_epochs * medians["core_epoch"][seed])
-            for seed in mrmc
-        }
-
-    repeats = cost_timings["repeats"]
-    evidence = [
-        compare(
-            f"selection seconds MRMC / {cheapest}",
-            ratio,
-            names.selection_time_ratio,
-            "below",
-            confidence,
-            note=f"selection = {rounds} trace epochs + scoring; medians of {repeats} interleaved repeats per seed",
-        ),
-        compare(
-            f"full training − (MRMC selection + training at {_pct(names.cost_budget)}), seconds",
-            saving(epochs),
-            0.0,
-            "above",
-            confidence,
-            note=f"{epochs} training epochs × per-epoch medians of {repeats} interleaved repeats, one run",
-        ),
-    ]
-    for item in evidence:
-        item.median = _median(item.per_seed)
-    paper_epochs = cost_timings["paper_train_epochs"]
-    return verdict_claim(
-        id="selection_cost",
-        statement=f"MRMC selects within {names.selection_time_ratio}× the time of the cheapest score-based baseline, "
-        f"and selection + training at {names.cost_budget:.0%} costs less than full-data training.",
-        measured={
-            "trace_epoch_seconds_median": round(_median(medians["trace_epoch"]), 4),
-            "full_epoch_seconds_median": round(_median(medians["full_epoch"]), 4),
-            "core_epoch_seconds_median": round(_median(medians["core_epoch"]), 4),
-            "scoring_only_seconds_median": {
-                method: round(_median(medians[f"score:{method}"]), 6)
-                for method in [names.mrmc_method, *names.score_baselines]
-            },
-            "cheapest_baseline": cheapest,
-            "timing_repeats": repeats,
-            "trace_epochs": rounds,
-            "train_epochs": epochs,
-            f"saving_at_paper_{paper_epochs}_epochs_seconds_median": round(_median(saving(paper_epochs)), 3),
-        },
-        criterion=(
-            f"per seed (medians of interleaved repeats measured in one run): selection(mrmc)/selection({cheapest}) "
-            f"with its t interval over seeds wholly below {names.selection_time_ratio}, and "
-            f"E·full_epoch − [selection(mrmc) + E·core_epoch(mrmc @ {names.cost_budget})] with E = train.epochs "
-            "wholly above 0; selection includes the R-epoch trace for every trace-based method"
-        ),
-        evidence=evidence,
-    )
-
-
 def class_count_ratios(
     selections: pl.DataFrame, pool_labels: pl.DataFrame, method: str, budget: float
 ) -> dict[str, float]:
@@ -285,13 +201,12 @@ def quota_claim(
 
 
 def all_claims(
-    params: MRMCParams, results: pl.DataFrame, selections: pl.DataFrame, pool: pl.DataFrame, cost: dict
+    params: MRMCParams, results: pl.DataFrame, selections: pl.DataFrame, pool: pl.DataFrame
 ) -> list[Claim]:
     """Every claim, the paper's first, then the extension and the ablations."""
     claims = [
         accuracy_claim(results, params),
         baselines_claim(results, params),
-        cost_claim(params, cost),
         regulariser_claim(results, params),
         extension_claim(results, params),
         quota_claim(results, selections, pool, params),
@@ -306,7 +221,6 @@ def run(ctx: StepContext) -> None:
         read_parquet(ctx.input("results")),
         read_parquet(ctx.input("selections")),
         read_parquet(ctx.input("pool")),
-        read_json(ctx.input("cost_timings")),
     )
     for claim in claims:
         ctx.log(f"{claim.id}: {claim.verdict}: {claim.reason}")

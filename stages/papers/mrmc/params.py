@@ -107,12 +107,26 @@ class MRMCParams(PoolParams):
             )
         if claims.cost_budget not in self.budgets:
             raise ValueError(f"claims.cost_budget {claims.cost_budget} is not one of mrmc.budgets")
-        return self._scaled()
+        return self._scaled()._check_trace_length()
 
     @property
     def judged_budgets(self) -> list[float]:
         """The paper's budgets this run has (the paper's claims are judged there; the cost budget is one)."""
         return [budget for budget in self.budgets if budget in self.claims.paper_budgets]
+
+    def _check_trace_length(self) -> MRMCParams:
+        """Every selector gets the traced epochs it needs (MRMC fits a loss decay: ≥ 2), before any training."""
+        short = [
+            f"{label} ({method.selector}: ≥ {SELECTORS.get(method.selector).min_trace_epochs})"
+            for label, method in self.methods.items()
+            if self.trace.epochs < SELECTORS.get(method.selector).min_trace_epochs
+        ]
+        if short:
+            raise ValueError(
+                f"mrmc.trace.epochs {self.trace.epochs} is too few for the traced epochs these methods need: "
+                f"{', '.join(short)}"
+            )
+        return self
 
     def _scaled(self) -> MRMCParams:
         """This section with `FULL_SCALE` applied when `scale` is `full` (unchanged otherwise)."""

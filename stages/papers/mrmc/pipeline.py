@@ -23,6 +23,7 @@ DATA = Catalog(
     select_timings="timings/select.json",
     train_timings="timings/train.json",
     cost_timings="timings/cost.json",
+    timing_claims="timings/claims.json",
 )
 
 STEPS = (
@@ -94,8 +95,16 @@ STEPS = (
         description="test accuracy of every model on the untouched test split; figures",
     ),
     Step(
+        name="timing",
+        deps=DATA.pick("cost_timings"),
+        outs=DATA.pick(claims="timing_claims"),
+        params=("mrmc.scale", "mrmc.methods", "mrmc.claims"),
+        description="benchmark step (timings/ only, read by no data output): judge the selection-cost claim "
+        "on the medians of mrmc-cost's interleaved repeats",
+    ),
+    Step(
         name="claims",
-        deps=DATA.pick("results", "selections", "pool", "cost_timings"),
+        deps=DATA.pick("results", "selections", "pool"),
         outs=DATA.pick("claims"),
         params=("mrmc.scale", "mrmc.budgets", "mrmc.methods", "mrmc.claims"),
         description="check the paper's claims and the ablations",
