@@ -43,6 +43,11 @@ def _scores_section(runs: pl.DataFrame, modes: list[str], metric: str) -> str:
     return "\n".join(lines)
 
 
+def _encoding(mapping: Mapping[str, int]) -> str:
+    """'raw → internal' pairs of a dataset's labels, or 'as given' when they were used unchanged."""
+    return ", ".join(f"{raw} → {label}" for raw, label in mapping.items()) if mapping else "as given (0..K−1)"
+
+
 def _how_run(rows: pl.DataFrame) -> str:
     """'exact (N arrangements)' or 'Monte-Carlo, B permutations, p = (1 + k) / (1 + B)' for one test's rows."""
     exact = rows.filter(pl.col("exact"))
@@ -102,9 +107,17 @@ def quality_report(
         "## Datasets",
         "",
         _table(
-            ["dataset", "graphs", "mean nodes", "mean edges", "feature dim", "labels"],
+            ["dataset", "graphs", "mean nodes", "mean edges", "feature dim", "labels", "label encoding"],
             [
-                [name, s["graphs"], s["mean_nodes"], s["mean_edges"], s["feature_dim"], s["label_counts"]]
+                [
+                    name,
+                    s["graphs"],
+                    s["mean_nodes"],
+                    s["mean_edges"],
+                    s["feature_dim"],
+                    s["label_counts"],
+                    _encoding(s.get("label_mapping", {})),
+                ]
                 for name, s in summaries.items()
             ],
         ),
