@@ -162,8 +162,21 @@ def plot_curves(curves: pl.DataFrame, means: pl.DataFrame, summary: pl.DataFrame
     accuracy_axes.axhspan(full - tolerance, full, color="grey", alpha=0.35, label=f"tolerance {tolerance:g}")
     accuracy_axes.axhspan(full - test.standard_error, full + test.standard_error, color="grey", alpha=0.12,
                           label=f"± test SE {test.standard_error:.3f} (n = {test.size:,})")  # fmt: skip
-    accuracy_axes.axhline(test.majority_accuracy, color="grey", linestyle=":",
-                          label=f"majority class {test.majority_accuracy:.3f}")  # fmt: skip
+    lowest = float((means["accuracy_mean"] - means["accuracy_std"].fill_null(0.0)).min())
+    bottom = min(lowest, full - test.standard_error) - 0.03
+    shown = (
+        test.majority_accuracy >= bottom - 0.12
+    )  # far below the curves it would flatten them: say so instead
+    bottom = min(bottom, test.majority_accuracy - 0.02) if shown else bottom
+    accuracy_axes.axhline(
+        test.majority_accuracy,
+        color="grey",
+        linestyle=":",
+        label=f"majority class {test.majority_accuracy:.3f}" + ("" if shown else " (below the axis)"),
+    )
+    accuracy_axes.set_ylim(
+        bottom, max(full + test.standard_error, float(means["accuracy_mean"].max())) + 0.02
+    )
     for strategy in means["strategy"].unique().sort():
         rows = means.filter(pl.col("strategy") == strategy)
         line = accuracy_axes.errorbar(rows["n_annotated"], rows["accuracy_mean"], yerr=rows["accuracy_std"],
@@ -183,7 +196,12 @@ def plot_curves(curves: pl.DataFrame, means: pl.DataFrame, summary: pl.DataFrame
     accuracy_axes.set_title("accuracy vs annotations (X: stop rule fired)")
     accuracy_axes.grid(alpha=0.3)
     accuracy_axes.legend(fontsize=8)
-    gain_axes.axhline(stop_gain, color="red", linestyle=":", label=f"stop threshold {stop_gain:g}")
+    gain_axes.axhline(
+        stop_gain,
+        color="red",
+        linestyle=":",
+        label=f"stop threshold {stop_gain:g} (the paper's absolute rule)",
+    )
     gain_axes.set_yscale("log")
     gain_axes.set_xlabel("annotations")
     gain_axes.set_ylabel("remaining gain after the round")
