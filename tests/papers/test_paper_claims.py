@@ -49,7 +49,10 @@ def ic_summary(needed: dict[str, list[int | None]], stops: list[int | None] | No
                     "accuracy_at_stop": None if stopped is None else 0.88 - gap * (1 + 0.1 * (seed % 2)),
                     "final_annotations": 10000 if stopped is None else stopped,
                     "final_accuracy": 0.88,
+                    "final_remaining_gain": 40.0 if stopped is None else 0.9,
                     "pool_size": POOL,
+                    "test_size": 1274,
+                    "test_standard_error": 0.0091,
                 }
             )
     return pl.DataFrame(rows, schema_overrides={"annotations_to_full": pl.Int64, "stopped_at": pl.Int64})

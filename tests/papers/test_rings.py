@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 
 from stages.core.claims import read_claims
-from stages.core.io import file_md5
+from stages.core.io import file_md5, read_json
 from stages.core.params import apply_overrides, read_params_file, write_params_file
 from stages.pipelines import run_stage
 from tests.conftest import run_cli
@@ -115,18 +115,21 @@ def test_malformed_tu_dataset_stops_its_data_stage_naming_file_and_line(workspac
 def test_audit_graphs_command_reports_on_a_tu_folder(tmp_path):
     folder = write_tu_dataset(tmp_path / "tu", copies=10)
     result = run_cli(
-        ["audit-graphs", "--tu", str(folder), "--name", NAME, "--output", "audit", "--seeds", "3", "--workers", "2",
+        ["audit-graphs", "--tu", str(folder), "--output", "audit", "--seeds", "3", "--workers", "2",
          "-S", "gnn.epochs=2", "-S", "separability.permutations=200", "-S", "test_fraction=0.3"],
         tmp_path,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert "# Graph dataset quality report" in result.stdout
     report = (tmp_path / "audit" / "report.md").read_text()
-    assert "| tiny | 30 |" in report
+    assert "| tiny | 30 |" in report  # the name came from TINY_A.txt
+    assert "-1 → 0, 1 → 1" in report and "tiny: labels -1 → 0, 1 → 1 (raw → internal)" in result.stdout
+    assert read_json(tmp_path / "audit" / "datasets.json")["tiny"]["label_mapping"] == {"-1": 0, "1": 1}
     runs = pl.read_parquet(tmp_path / "audit" / "runs.parquet")
     assert runs.height == 8 * 3 * 2
-    missing = run_cli(["audit-graphs", "--tu", str(folder), "--output", "audit2"], tmp_path)
-    assert missing.returncode == 2 and "--tu needs --name" in missing.stderr
+    (folder / "OTHER_A.txt").write_text("1, 2\n")
+    ambiguous = run_cli(["audit-graphs", "--tu", str(folder), "--output", "audit2"], tmp_path)
+    assert ambiguous.returncode == 2 and f"found several (OTHER, {NAME})" in ambiguous.stderr
     assert not (tmp_path / "audit2").exists()
 
 

@@ -11,7 +11,7 @@ tables (node numbering, edge endpoints, graphs without nodes) are recorded in th
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -63,6 +63,8 @@ class GraphTables:
     graphs: pl.DataFrame
     nodes: pl.DataFrame
     edges: pl.DataFrame
+    label_mapping: dict[str, int] = field(default_factory=dict)
+    """How the source's raw labels became 0..K−1 (raw label as text → internal label); empty: used as given."""
 
     @property
     def n_graphs(self) -> int:
@@ -76,7 +78,8 @@ class GraphTables:
         return dtype.size if isinstance(dtype, pl.Array) else len(self.nodes["x"][0])
 
     def summary(self) -> dict[str, Any]:
-        """Counts a report shows: graphs, nodes, edges, feature dimension, label counts."""
+        """Counts a report shows: graphs, nodes, edges, feature dimension, label counts, the label mapping
+        (raw → internal; `{}` when the source's labels were already 0..K−1 and used as given)."""
         labels = self.graphs.group_by("label").len().sort("label")
         return {
             "graphs": self.n_graphs,
@@ -86,6 +89,7 @@ class GraphTables:
             "mean_edges": round(self.edges.height / max(self.n_graphs, 1), 2),
             "feature_dim": self.feature_dim,
             "label_counts": dict(zip(labels["label"].to_list(), labels["len"].to_list(), strict=True)),
+            "label_mapping": dict(self.label_mapping),
         }
 
 

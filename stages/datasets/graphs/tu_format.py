@@ -3,22 +3,40 @@
 A dataset `NAME` in a folder holds
 - `NAME_A.txt`: one edge per line, `i, j` (1-based node ids over the whole dataset);
 - `NAME_graph_indicator.txt`: line i holds the graph id (1-based) of node i;
-- `NAME_graph_labels.txt`: line g holds the class of graph g (any integers; mapped to 0..K-1 in sorted order);
+- `NAME_graph_labels.txt`: line g holds the class of graph g (any integers; mapped to 0..K-1 in sorted order,
+  e.g. −1 → 0, 1 → 1; the mapping is kept in `GraphTables.label_mapping` and every summary and report);
 - optional `NAME_node_labels.txt` (one integer per node, one-hot encoded) and/or `NAME_node_attributes.txt`
   (comma-separated floats per node). Attributes come first when both exist; without either, every node gets
   the single feature 1.
 
-Every malformed line is reported with its file and line number.
+Every malformed line is reported with its file and line number. :func:`tu_dataset_name` finds NAME from the
+one `NAME_A.txt` in a folder.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
 from stages.core.errors import DataValidationError, PipelineError
 from stages.datasets.graphs.table import GraphTables, build_tables
+
+
+def tu_dataset_name(folder: str | Path) -> str:
+    """NAME of the TU dataset in `folder`, from its one `NAME_A.txt` (error when there is none or several)."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise PipelineError(f"{folder}: not a folder; a TU dataset is a folder of NAME_A.txt, ... files")
+    names = sorted(path.name.removesuffix("_A.txt") for path in folder.glob("*_A.txt"))
+    if len(names) != 1:
+        found = f"several ({', '.join(names)})" if names else "none"
+        raise PipelineError(
+            f"{folder}: expected one TU adjacency file NAME_A.txt to name the dataset, found {found}; "
+            "give the name (--name / name:)"
+        )
+    return names[0]
 
 
 def load_tu_dataset(folder: str | Path, name: str) -> GraphTables:
@@ -49,7 +67,8 @@ def load_tu_dataset(folder: str | Path, name: str) -> GraphTables:
         first, last = starts[graph], starts[graph + 1]
         per_graph_features.append(features[first:last])
         per_graph_edges.append(edges[edge_starts[graph] : edge_starts[graph + 1]] - first)
-    return build_tables(labels, per_graph_features, per_graph_edges)
+    mapping = {str(raw): index for index, raw in enumerate(classes.tolist())}
+    return replace(build_tables(labels, per_graph_features, per_graph_edges), label_mapping=mapping)
 
 
 def _required(folder: Path, name: str, suffix: str) -> Path:

@@ -18,7 +18,14 @@ from stages.models.config import GnnConfig, TrainConfig
 class SeparabilityConfig(StrictModel):
     """How mode pairs are compared."""
 
-    permutations: int = Field(10_000, ge=100)
+    permutations: int = Field(
+        10_000,
+        ge=100,
+        description=(
+            "B random permutations per test, p = (1 + k) / (1 + B); a test with at most max(B, 65,536) distinct "
+            "arrangements enumerates them all instead (exact p)"
+        ),
+    )
     alpha: float = Field(0.01, gt=0, lt=1)
     pairs: Literal["all", "against_original"] = Field(
         "all",

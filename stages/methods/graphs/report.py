@@ -43,6 +43,24 @@ def _scores_section(runs: pl.DataFrame, modes: list[str], metric: str) -> str:
     return "\n".join(lines)
 
 
+def _encoding(mapping: Mapping[str, int]) -> str:
+    """'raw → internal' pairs of a dataset's labels, or 'as given' when they were used unchanged."""
+    return ", ".join(f"{raw} → {label}" for raw, label in mapping.items()) if mapping else "as given (0..K−1)"
+
+
+def _how_run(rows: pl.DataFrame) -> str:
+    """'exact (N arrangements)' or 'Monte-Carlo, B permutations, p = (1 + k) / (1 + B)' for one test's rows."""
+    exact = rows.filter(pl.col("exact"))
+    parts = []
+    if exact.height:
+        counts = sorted(set(exact["resamples"].to_list()))
+        parts.append(f"exact, all {' or '.join(f'{count:,}' for count in counts)} arrangements enumerated")
+    if exact.height < rows.height:
+        draws = rows.filter(~pl.col("exact"))["resamples"].max()
+        parts.append(f"Monte-Carlo, B = {draws:,} permutations, p = (1 + k) / (1 + B)")
+    return " / ".join(parts) or "no tests"
+
+
 def _separability_section(separability: pl.DataFrame) -> str:
     own = separability.filter(pl.col("model") == "gnn")
     wide = own.pivot(
@@ -74,22 +92,32 @@ def quality_report(
         f"{row['test']} {row['smallest_possible_p_adjusted']:.2g}"
         for row in floor.sort("test").iter_rows(named=True)
     )
+    how = "; ".join(
+        f"{test}: {_how_run(tests.filter(pl.col('test') == test))}" for test in ("ks", "wilcoxon")
+    )
     parts = [
         "# Graph dataset quality report (RINGS mode perturbations)",
         "",
         f"Model: {config.gnn.kind.upper()} ({config.gnn.layers} layers, width {config.gnn.hidden}) and a "
         "structure-blind baseline (MLP on mean-pooled node features); "
         f"{len(config.seeds)} seeds per mode; score: test {config.metric}. "
-        f"Separable = both permutation tests ({config.separability.permutations:,} permutations) reject at "
-        f"α = {config.separability.alpha} after Bonferroni over the pairs tested. Smallest adjusted p these seeds "
-        f"allow: {floors}.",
+        f"Separable = both permutation tests ({how}) reject at α = {config.separability.alpha} after Bonferroni "
+        f"over the pairs tested. Smallest adjusted p these tests can return (no p-value below it): {floors}.",
         "",
         "## Datasets",
         "",
         _table(
-            ["dataset", "graphs", "mean nodes", "mean edges", "feature dim", "labels"],
+            ["dataset", "graphs", "mean nodes", "mean edges", "feature dim", "labels", "label encoding"],
             [
-                [name, s["graphs"], s["mean_nodes"], s["mean_edges"], s["feature_dim"], s["label_counts"]]
+                [
+                    name,
+                    s["graphs"],
+                    s["mean_nodes"],
+                    s["mean_edges"],
+                    s["feature_dim"],
+                    s["label_counts"],
+                    _encoding(s.get("label_mapping", {})),
+                ]
                 for name, s in summaries.items()
             ],
         ),

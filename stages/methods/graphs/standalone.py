@@ -1,7 +1,8 @@
 """A one-shot audit of your own graph datasets (what `icml25 audit-graphs` runs), outside the DVC pipeline.
 
-Writes, into one output folder and only when the whole audit succeeded: the validated graph tables, runs,
-separability and complementarity tables, verdicts, figures and `report.md`.
+Writes, into one output folder and only when the whole audit succeeded: the validated graph tables, their
+summaries with the label mapping (`datasets.json`), runs, separability and complementarity tables, verdicts,
+figures and `report.md`.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ def audit_graph_datasets(
         plot_p_values(separability, staged / FIGURE_FILES["separability p-values"])
         plot_complementarity(complementarity, staged / FIGURE_FILES["complementarity"])
         summaries = {name: tables.summary() for name, tables in datasets.items()}
+        write_json(summaries, staged / "datasets.json")  # counts and each label mapping (raw → internal)
         text = quality_report(summaries, runs, separability, complementarity, verdicts, config, FIGURE_FILES)
         write_text(text, staged / "report.md")
     return output / "report.md"

@@ -6,6 +6,10 @@ than it annotated. Comparisons are paired by seed and judged through t intervals
 (`stages.core.claims`); a censored seed enters as a bound, and a verdict that a bound could overturn becomes
 inconclusive.
 
+"Reached" means reached for good: from that round on, every later round of the run stays within the tolerance
+(`evaluate.run_summary`); the tolerance is reported next to the test-set standard error. The stop rule is the
+paper's absolute one, and a run where it did not fire says why (`stop_rule.stop_rule_note`).
+
 Full-label accuracy is the mean of at least three reference runs. The annotation claims are judged against
 that mean and again against both ends of its t interval; a verdict that changes across the interval becomes
 inconclusive (it depends on the reference's own seed noise). The gap at the stop point is a Welch interval
@@ -33,6 +37,7 @@ from stages.core.claims import (
 from stages.core.context import StepContext
 from stages.core.io import read_json, read_parquet
 from stages.papers.info_coevolution.params import InfoCoevolutionParams
+from stages.papers.info_coevolution.stop_rule import stop_rule_note, stop_threshold
 
 Count = tuple[float | None, Bound]
 NEEDED = "annotations_to_full"
@@ -103,6 +108,31 @@ def judged_across_reference(build: Callable[[str], Claim]) -> Claim:
     return claim
 
 
+def test_noise(summary: pl.DataFrame, tolerance: float) -> dict:
+    """The tolerance beside the test-set standard error of full-label accuracy (and whether it lies below)."""
+    error = float(summary["test_standard_error"][0])
+    return {
+        "tolerance": tolerance,
+        "test_standard_error": round(error, 5),
+        "test_size": int(summary["test_size"][0]),
+        "tolerance_below_standard_error": tolerance < error,
+    }
+
+
+def reached_rule(tolerance: float, noise: dict) -> str:
+    """How "reached" is decided, with the tolerance set against the test noise."""
+    below = (
+        " (below it: reaching is decided inside the test split's noise)"
+        if noise["tolerance_below_standard_error"]
+        else ""
+    )
+    return (
+        f"reached = acc ≥ full − {tolerance} at a round and at every later round of the run (not a first crossing; "
+        f"tolerance {tolerance} vs the test-set standard error {noise['test_standard_error']:.4f} at "
+        f"n = {noise['test_size']:,}{below})"
+    )
+
+
 def fewer_annotations_claim(
     summary: pl.DataFrame, params: InfoCoevolutionParams, pool_size: int, column: str = NEEDED
 ) -> Claim:
@@ -139,7 +169,7 @@ def fewer_annotations_claim(
         ),
         measured={
             "pool_size": pool_size,
-            "tolerance": names.tolerance,
+            **test_noise(summary, names.tolerance),
             "annotations_to_full_per_seed": {
                 name: {str(seed): count for seed, count in needed(summary, name, column).items()}
                 for name in [names.info_coevolution, *names.baselines]
@@ -148,8 +178,9 @@ def fewer_annotations_claim(
             "saving": None if mean_ours is None else round(1 - mean_ours / pool_size, 4),
         },
         criterion=(
-            f"reached = acc ≥ full − {names.tolerance} (full: mean of the reference runs; the verdict must not change "
-            "at either end of its t interval); the t interval over seeds of 1 − annotations/pool lies "
+            f"{reached_rule(names.tolerance, test_noise(summary, names.tolerance))} (full: mean of the reference "
+            "runs; the verdict must not change at either end of its t interval); the t interval over seeds of "
+            "1 − annotations/pool lies "
             f"wholly above {names.min_saving}, and of each baseline's paired annotations minus ours wholly above 0 "
             "(a run that never reached enters as a bound: its final annotation count)"
         ),
@@ -191,6 +222,7 @@ def stop_rule_claim(
 ) -> Claim:
     """The stop rule fires before the pool is exhausted, at an accuracy within the tolerance of full labels."""
     names, confidence = params.claims, params.claims.confidence
+    stop_gain = stop_threshold(params)
     rows = summary.filter(pl.col("strategy") == names.info_coevolution).sort("seed")
     per_seed = {
         str(row["seed"]): {
@@ -200,6 +232,10 @@ def stop_rule_claim(
             "gap": None
             if row["accuracy_at_stop"] is None
             else round(row["full_accuracy"] - row["accuracy_at_stop"], 4),
+            "final_annotations": row["final_annotations"],
+            "final_remaining_gain": None
+            if row["final_remaining_gain"] is None
+            else round(row["final_remaining_gain"], 3),
         }
         for row in rows.iter_rows(named=True)
     }
@@ -207,6 +243,11 @@ def stop_rule_claim(
         seed: float(entry["stopped_at"] is not None and entry["stopped_at"] < pool_size)
         for seed, entry in per_seed.items()
     }
+    for seed, entry in per_seed.items():
+        annotated = entry["stopped_at"] if fired[seed] else entry["final_annotations"]
+        entry["stop_rule"] = stop_rule_note(
+            stop_gain, pool_size, annotated, entry["final_remaining_gain"], bool(fired[seed])
+        )
     silent = [seed for seed, value in fired.items() if not value]
     fired_evidence = Evidence(
         name="seeds whose stop rule fired before the pool end",
@@ -214,7 +255,7 @@ def stop_rule_claim(
         mean=sum(fired.values()) / len(fired),
         interval_kind="share of seeds (one observation per seed; every seed must fire)",
         verdict="fails" if silent else "holds",
-        note=f"it did not fire on seed {', '.join(silent)}"
+        note=silent_note(silent, per_seed)
         if silent
         else f"it fired on all {len(fired)} seed{'s' if len(fired) != 1 else ''}",
     )
@@ -223,12 +264,15 @@ def stop_rule_claim(
     return verdict_claim(
         id="automatic_stop",
         statement=(
-            "The stop rule (remaining gain ≤ 1) fires by itself before the pool is exhausted, and the accuracy "
-            "at the stop point is within the tolerance of full-label accuracy."
+            f"The stop rule (remaining gain ≤ {stop_gain:g}) fires by itself before the pool is exhausted, and the "
+            "accuracy at the stop point is within the tolerance of full-label accuracy."
         ),
         measured={
             "pool_size": pool_size,
             "budget_cap": params.schedule(pool_size).budget,
+            "stop_gain": stop_gain,
+            "stop_gain_share_of_pool_gain": stop_gain / pool_size,
+            **test_noise(summary, names.tolerance),
             "full_label_runs": [round(value, 4) for value in reference],
             "per_seed": per_seed,
         },
@@ -237,6 +281,21 @@ def stop_rule_claim(
             f"interval of full − acc_at_stop (reference runs vs stopped runs) lies wholly below {names.tolerance}"
         ),
         evidence=[fired_evidence, gap_evidence],
+    )
+
+
+def silent_note(silent: list[str], per_seed: dict[str, dict]) -> str:
+    """Why the stop rule stayed silent: the remaining gain left at the end of those runs, against the rule."""
+    gains = [per_seed[seed]["final_remaining_gain"] for seed in silent]
+    known = [gain for gain in gains if gain is not None]
+    span = (
+        f"{min(known):.3g}–{max(known):.3g}"
+        if len(known) > 1
+        else (f"{known[0]:.3g}" if known else "unknown")
+    )
+    return (
+        f"it did not fire on seed {', '.join(silent)}: remaining gain {span} when the run ended; seed "
+        f"{silent[0]} {per_seed[silent[0]]['stop_rule']}"
     )
 
 
@@ -257,6 +316,7 @@ def semi_supervised_claim(
             confidence,
         )
     ]
+    rule = reached_rule(names.tolerance, test_noise(summary, names.tolerance))
     return verdict_claim(
         id="semi_supervised_saves_more",
         statement="The semi-supervised variant saves more annotations than the supervised one at equal accuracy.",
@@ -270,7 +330,7 @@ def semi_supervised_claim(
             },
         },
         criterion=(
-            "equal accuracy = full-label within the tolerance; the t interval over seeds of the paired "
+            f"equal accuracy = full-label within the tolerance, {rule}; the t interval over seeds of the paired "
             "difference supervised − semi-supervised annotations lies wholly above 0"
         ),
         evidence=evidence,

@@ -77,7 +77,7 @@ STEPS = (
     ),
     Step(
         name="evaluate",
-        deps=DATA.pick("curves", "reference", "pool"),
+        deps=DATA.pick("curves", "reference", "pool", "test"),
         outs=DATA.pick("summary"),
         metrics=DATA.pick("metrics"),
         plots={
@@ -89,14 +89,17 @@ STEPS = (
             ),
             "figure": Plot(DATA["figure"]),
         },
-        params=("info_coevolution.claims",),
-        description="annotations to reach full-label accuracy, stop points; figures",
+        params=("info_coevolution.claims", "info_coevolution.strategies"),
+        description=(
+            "annotations to reach full-label accuracy for good, stop points; tolerance vs test standard error, "
+            "majority class; figures"
+        ),
     ),
     Step(
         name="claims",
         deps=DATA.pick("summary", "reference"),
         outs=DATA.pick("claims"),
-        params=("info_coevolution.claims", "info_coevolution.budget"),
+        params=("info_coevolution.claims", "info_coevolution.budget", "info_coevolution.strategies"),
         description="check the paper's three claims",
     ),
 )

@@ -9,6 +9,10 @@
 - otherwise a faithful re-run, below, of aidos-lab/rings commit 68a58a4 (`ComplementarityFunctor` with
   `shortest_path_distance` and `MatrixNormComparator`, `KSComparator`, `WilcoxonComparator`, `RandomGraph`):
   the same library calls in the same order, written for this benchmark, not copied. Nothing else imports it.
+
+Its p-values are the official ones on purpose: the share of permuted statistics ≥ the observed, without the
++1 (so they can be 0 and sit below the design floor); the pipeline's tests (`stages.methods.graphs.separability`)
+use p = (1 + k) / (1 + B) or exact enumeration, so the benchmark's decision comparison can differ at the floor.
 """
 
 from __future__ import annotations

@@ -117,11 +117,46 @@ def fit_projection(
 
 @dataclass(frozen=True)
 class ConsistencyResult:
-    """Cross-fitted scores, the text class each image matches best, and the projections' learned scales."""
+    """What the consistency functions return, one entry per scored sample (in input order).
+
+    - `scores`: :class:`SemanticScores` to give `SampleStats(labels, scores)`: `consistency` (cosine of the
+      projected image to its label's text, in [−1, 1]) and `label_probability` (softmax probability of the
+      label's text among all class texts);
+    - `semantic_prediction`: the class whose text each image matches best (int64);
+    - `logit_scales`: each fitted projection's learned logit scale (one per fold, or one).
+    """
 
     scores: SemanticScores
     semantic_prediction: np.ndarray
     logit_scales: list[float]
+
+
+Array = torch.Tensor | np.ndarray
+
+
+def projection_inputs(
+    function: str, images: Array, labels: Array, texts: Array
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """`images` (n × d float), `labels` (n ints in 0..K−1) and `texts` (K × e, one row per class) as tensors;
+    a wrong shape, length or label stops with a `PipelineError` naming the argument and both sizes."""
+    images = torch.as_tensor(images, dtype=torch.float32)
+    texts = torch.as_tensor(texts, dtype=torch.float32)
+    labels = torch.as_tensor(labels)
+    if images.ndim != 2 or texts.ndim != 2 or labels.ndim != 1:
+        raise PipelineError(
+            f"{function}: images must be 2-D (samples × features), labels 1-D and texts 2-D (classes × text "
+            f"dim); got images {tuple(images.shape)}, labels {tuple(labels.shape)}, texts {tuple(texts.shape)}"
+        )
+    if len(images) != len(labels):
+        raise PipelineError(f"{function}: images has {len(images)} rows but labels has {len(labels)}")
+    if labels.dtype.is_floating_point or labels.dtype == torch.bool:
+        raise PipelineError(f"{function}: labels must be integer class indices, got {labels.dtype}")
+    if len(labels) and (int(labels.min()) < 0 or int(labels.max()) >= len(texts)):
+        raise PipelineError(
+            f"{function}: labels span {int(labels.min())}..{int(labels.max())} but texts has {len(texts)} rows "
+            "(one per class, classes 0..K−1)"
+        )
+    return images, labels.long(), texts
 
 
 @torch.no_grad()
@@ -142,15 +177,28 @@ def random_texts(n_classes: int, dim: int, seed: int) -> torch.Tensor:
 
 
 def held_out_consistency(
-    reference_images: torch.Tensor,
-    reference_labels: torch.Tensor,
-    images: torch.Tensor,
-    labels: torch.Tensor,
-    texts: torch.Tensor,
+    reference_images: Array,
+    reference_labels: Array,
+    images: Array,
+    labels: Array,
+    texts: Array,
     config: ProjectionConfig,
     seed: int,
 ) -> ConsistencyResult:
-    """Score `images` against `labels` with a projection fitted on a disjoint labelled reference split only."""
+    """Score `images` against `labels` with a projection fitted on a disjoint labelled reference split only.
+
+    Inputs as in :func:`cross_fitted_consistency`; `reference_images` / `reference_labels` are the clean split
+    the projection learns from (same feature width, same classes), never the training pool.
+    """
+    reference_images, reference_labels, _ = projection_inputs(
+        "held_out_consistency (reference split)", reference_images, reference_labels, texts
+    )
+    images, labels, texts = projection_inputs("held_out_consistency", images, labels, texts)
+    if reference_images.shape[1] != images.shape[1]:
+        raise PipelineError(
+            f"held_out_consistency: reference_images has {reference_images.shape[1]} features but images has "
+            f"{images.shape[1]}"
+        )
     if len(reference_labels) < 2:
         raise PipelineError("consistency: the held-out reference split needs at least two samples")
     projection = fit_projection(reference_images, reference_labels, texts, config, seed)
@@ -160,9 +208,26 @@ def held_out_consistency(
 
 
 def cross_fitted_consistency(
-    images: torch.Tensor, labels: torch.Tensor, texts: torch.Tensor, config: ProjectionConfig, seed: int
+    images: Array, labels: Array, texts: Array, config: ProjectionConfig, seed: int
 ) -> ConsistencyResult:
-    """Score every sample with a projection fitted on the other folds."""
+    """Score every sample with a projection fitted on the other folds (the label-filter ablation).
+
+    Args:
+        images: n × d features per sample (tensor or array; your model's or any fixed embedding).
+        labels: n integer labels in 0..K−1, the (possibly noisy) labels being judged.
+        texts: K × e class-text embeddings, row k for class k (e.g. `embed_texts(descriptions)`); unit rows.
+        config: projection training and the number of folds.
+        seed: fixes the folds and each fold's initialisation.
+
+    Returns:
+        A :class:`ConsistencyResult` with one score per sample, in input order; `scores` goes to
+        `SampleStats(labels, result.scores)`.
+
+    Raises:
+        PipelineError: mismatched lengths or shapes (naming both sizes), labels outside the texts' classes,
+            or fewer samples than folds.
+    """
+    images, labels, texts = projection_inputs("cross_fitted_consistency", images, labels, texts)
     n_samples = len(labels)
     if n_samples < config.folds:
         raise PipelineError(f"consistency: {n_samples} samples cannot be split into {config.folds} folds")

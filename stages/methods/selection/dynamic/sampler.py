@@ -88,7 +88,16 @@ class DynamicSampler(Sampler[int]):
         return torch.from_numpy(self._weights[np.asarray(indices)])
 
     def record(self, indices: Any, losses: Any, embeddings: Any = None) -> None:
-        """Hand back per-sample losses (and embeddings) of a training batch (tensors or arrays)."""
+        """Hand back one training batch's per-sample results (tensors, on any device, or arrays).
+
+        Args:
+            indices: the b dataset indices of the batch (the last item `IndexedDataset` yields).
+            losses: b per-sample losses (`reduction="none"`), finite; detached or not.
+            embeddings: optional b × e features of the batch (density-based methods need them); e fixed.
+
+        Returns None; the values drive the next `set_epoch`. Raises `PipelineError` naming both lengths when
+        the batch's indices, losses and embeddings disagree, or when an index is out of range.
+        """
         self.stats.record(_numpy(indices), _numpy(losses), None if embeddings is None else _numpy(embeddings))
 
     def _current_plan(self) -> EpochPlan:
