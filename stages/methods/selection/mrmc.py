@@ -105,9 +105,13 @@ class MRMCSelector(CoresetSelector):
     needs_trace = True
     Options = MRMCOptions
 
+    def scores(self, pool: SelectionPool) -> np.ndarray:
+        """φ, the loss reduction of the fitted decay (the fill score also depends on the budget's C′)."""
+        return loss_reduction(pool.trace.loss, self.options.fit)
+
     def select(self, pool: SelectionPool, budget: int, rng: np.random.Generator) -> np.ndarray:
         options = self.options
-        phi = loss_reduction(pool.trace.loss, options.fit)
+        phi = self.scores(pool)
         if not options.regularizer:
             return select_by_score(phi, pool.labels, budget, options.balance)
         core = per_class(
