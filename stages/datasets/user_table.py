@@ -89,9 +89,16 @@ def looks_like_id(name: str, column: pl.Series) -> str | None:
 
 
 def guess_feature_columns(
-    frame: pl.DataFrame, reserved: Sequence[str | None], source: str, what: str = "feature"
+    frame: pl.DataFrame,
+    reserved: Sequence[str | None],
+    source: str,
+    what: str = "feature",
+    id_flag: bool = True,
 ) -> list[str]:
-    """Every numeric column not in `reserved`; an id-like one is an error saying how to resolve it."""
+    """Every numeric column not in `reserved`; an id-like one is an error saying how to resolve it.
+
+    `id_flag`: whether the caller takes an id column (the error then suggests it).
+    """
     reserved_set = {name for name in reserved if name}
     guessed = [
         name for name, dtype in frame.schema.items() if name not in reserved_set and dtype.is_numeric()
@@ -99,10 +106,11 @@ def guess_feature_columns(
     for name in guessed:
         reason = looks_like_id(name, frame[name])
         if reason:
+            as_id = f"pass --id-column {name} (id_column) to use it as the sample id, or " if id_flag else ""
             raise DataValidationError(
                 f"{source}: column '{name}' looks like a row id ({reason}), so it is not used as a {what} "
-                f"without being asked: pass --id-column {name} (id_column) to use it as the sample id, or "
-                f"list the {what} columns with --feature-columns (feature_columns) to keep it as a {what}"
+                f"without being asked: {as_id}list the {what} columns with --feature-columns "
+                f"(feature_columns) to keep or leave it out"
             )
     return guessed
 

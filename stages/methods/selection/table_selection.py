@@ -279,9 +279,21 @@ def sweep_table(
     embedding: pl.DataFrame | None = None,
     embedding_source: str = "embedding",
     with_scores: bool = False,
+    need_embeddings: bool = False,
 ) -> SweepResult:
-    """Every (method, budget, seed) of `plan` on the pool of `frame`, sharing trained models across them."""
+    """Every (method, budget, seed) of `plan` on the pool of `frame`, sharing trained models across them.
+
+    `with_scores` / `need_embeddings` ask for the per-sample scores / trained embeddings, which need a method
+    that trains a model (an error before any work otherwise).
+    """
     selectors = plan.selectors("select.options")
+    trains = any(_trains(selector, params, embedding) for selector in selectors.values())
+    for wanted, what in ((with_scores, "per-sample scores"), (need_embeddings, "trained embeddings")):
+        if wanted and not trains:
+            raise PipelineError(
+                f"{what} need a trained model, and none of {', '.join(plan.methods)} trains one here "
+                "(score-based: el2n, forgetting, mrmc; or a feature-space method on --feature-space embedding)"
+            )
     prepared = prepare_table(frame, params, source)
     pool = prepared.pool
     cache = TraceCache(pool, prepared.n_classes, params.trace)
@@ -299,8 +311,14 @@ def sweep_table(
                     _run(selector, method, budget, seed, selection_pool, space, plan, cache, prepared)
                 )
     scores = _scores_table(selectors, cache, prepared, raw_features) if with_scores else None
-    embeddings = _embedding_table(cache, pool.sample_ids) if cache.results else None
+    embeddings = _embedding_table(cache, pool.sample_ids) if need_embeddings else None
     return SweepResult(runs, prepared, cache.trainings, cache.seconds, scores, embeddings)
+
+
+def _trains(selector: CoresetSelector, params: TableSelectionParams, embedding: pl.DataFrame | None) -> bool:
+    """Whether a selector needs a model trained on the pool (its trace, or embeddings not given in a file)."""
+    embedded = selector.uses_features and params.feature_space == "embedding" and embedding is None
+    return selector.needs_trace or embedded
 
 
 def _features(
