@@ -101,6 +101,7 @@ def _select(args: argparse.Namespace) -> None:
     params, plan = _table_params(args), _plan(args)
     output = Path(args.output)
     single = len(plan.methods) * len(plan.budgets) * len(plan.seeds) == 1
+    single = single and not (args.output.endswith("/") or output.is_dir())  # a folder gets the sweep layout
     if not single and output.suffix == ".parquet":
         raise ParamsError(f"--output {output}: a sweep writes one file per run; give a folder")
     embedding = read_parquet(args.embedding) if args.embedding else None
@@ -191,8 +192,8 @@ def _add_select_arguments(sub: argparse.ArgumentParser) -> None:
     sub.add_argument(
         "--output",
         required=True,
-        help="Parquet file of the chosen sample_id/label rows; for a sweep, a folder of "
-        "METHOD-bBUDGET-sSEED.parquet files plus report.json",
+        help="Parquet file of the chosen sample_id/label rows; for a sweep (or a path ending in /), a folder "
+        "of METHOD-bBUDGET-sSEED.parquet files plus report.json",
     )
     sub.add_argument(
         "--method",
