@@ -95,3 +95,29 @@ def test_unknown_option_lists_every_valid_option(method):
     assert "select.options.bogus" in message and f"valid options of core-set selector '{method}'" in message
     for option in SELECTORS.get(method).Options.model_fields:
         assert f"    {option} (" in message
+
+
+def test_the_table_source_applies_the_rules_and_records_what_it_read(tmp_path):
+    from stages.datasets.sources.table import TableSourceParams, describe_user_table, load_user_table
+
+    path = tmp_path / "mine.parquet"
+    _wide(20).with_columns(pl.col("y") + 1).write_parquet(path)
+    params = TableSourceParams(path=str(path), label_column="y")
+    assert set(load_user_table(params)["label"]) == {0, 1}
+    assert describe_user_table(params)["labels"]["raw_to_internal"] == {"1": 0, "2": 1}
+    _wide(20, z=np.r_[np.inf, np.zeros(19)]).write_parquet(path)
+    with pytest.raises(DataValidationError, match="column 'z': 1 inf value"):
+        load_user_table(params)
+
+
+def test_bandit_arms_follow_the_same_rules(tmp_path):
+    from stages.methods.bandits.own_data import read_arms
+
+    path = tmp_path / "arms.parquet"
+    pl.DataFrame({"arm_id": range(12), "x0": np.eye(12)[0], "x1": np.eye(12)[1]}).write_parquet(path)
+    with pytest.raises(DataValidationError, match=r"column 'arm_id' looks like a row id.*--feature-columns"):
+        read_arms(path)
+    assert read_arms(path, ["x0", "x1"]).shape == (12, 2)
+    pl.DataFrame({"x0": [1.0, -np.inf], "x1": [0.0, 1.0]}).write_parquet(path)
+    with pytest.raises(DataValidationError, match="column 'x0': 1 inf value"):
+        read_arms(path)
