@@ -8,7 +8,7 @@ from __future__ import annotations
 import copy
 import json
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar, get_args, get_origin
 
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -63,6 +63,22 @@ def validate_section(model: type[ModelT], raw: Any, section: str, source: str = 
         raise ParamsError(
             f"{source}: invalid params in section '{section}':\n" + "\n".join(problems)
         ) from None
+
+
+def describe_options(model: type[BaseModel]) -> list[str]:
+    """One line per field of `model`: `name (type, default value): description`."""
+    lines = []
+    for name, info in model.model_fields.items():
+        kind = _type_name(info.annotation)
+        text = f"{name} ({kind}, default {info.get_default(call_default_factory=True)!r})"
+        lines.append(f"{text}: {info.description}" if info.description else text)
+    return lines
+
+
+def _type_name(annotation: Any) -> str:
+    if get_origin(annotation) is Literal:
+        return "one of " + ", ".join(repr(value) for value in get_args(annotation))
+    return getattr(annotation, "__name__", None) or str(annotation).replace("typing.", "")
 
 
 def load_section(model: type[ModelT], section: str, path: str | Path = PARAMS_FILE) -> ModelT:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Generic, TypeVar
 
-from stages.core.errors import PipelineError
+from stages.core.errors import ParamsError, PipelineError
 
 T = TypeVar("T")
 
@@ -52,10 +52,19 @@ class Registry(Generic[T]):
 
         An unknown name lists the valid ones; an unknown or ill-typed option is an error naming `key.option`.
         """
-        from stages.core.params import validate_section
+        from stages.core.params import describe_options, validate_section
 
         entry = self.get(name)
-        parsed = validate_section(entry.Options, dict(options or {}), key, source=f"{self.family} '{name}'")
+        try:
+            parsed = validate_section(
+                entry.Options, dict(options or {}), key, source=f"{self.family} '{name}'"
+            )
+        except ParamsError as error:
+            valid = describe_options(entry.Options)
+            listing = (
+                "\n".join(f"    {line}" for line in valid) if valid else "    (none: it takes no options)"
+            )
+            raise ParamsError(f"{error}\n  valid options of {self.family} '{name}':\n{listing}") from None
         return entry(parsed)
 
     def names(self) -> list[str]:

@@ -65,9 +65,8 @@ class ValidationReport:
             suffix = f" (observed: {detail})" if detail not in (None, [], "") else ""
             count = failure.get("unexpected_count")
             count_text = f", {count} bad rows" if count else ""
-            lines.append(
-                f"  column '{failure['column']}': {failure['expectation']} failed{count_text}{suffix}"
-            )
+            column, what = _user_facing(failure["column"], failure["expectation"])
+            lines.append(f"  column '{column}': {what} failed{count_text}{suffix}")
         return "\n".join(lines)
 
 
@@ -138,6 +137,23 @@ def _summary_name(column: str, what: str) -> str:
     return f"{column}[{what}]"
 
 
+_SUMMARY_MEANING = {
+    "nulls": "every value finite (no null, NaN or ±inf)",
+    "len": "array length",
+    "min": "array values within bounds",
+    "max": "array values within bounds",
+}
+
+
+def _user_facing(column: str | None, expectation: str) -> tuple[str, str]:
+    """The table's own column name and what was checked, for a per-row summary like `features[nulls]`."""
+    if column and column.endswith("]") and "[" in column:
+        name, _, what = column[:-1].rpartition("[")
+        if what in _SUMMARY_MEANING:
+            return name, f"{_SUMMARY_MEANING[what]} ({expectation} per row)"
+    return str(column), expectation
+
+
 def _to_checkable_pandas(frame: pl.DataFrame, specs: list[ColumnSpec]):
     expressions = []
     for spec in specs:
@@ -150,7 +166,11 @@ def _to_checkable_pandas(frame: pl.DataFrame, specs: list[ColumnSpec]):
             as_list.list.min().cast(pl.Float64).alias(_summary_name(spec.name, "min")),
             as_list.list.max().cast(pl.Float64).alias(_summary_name(spec.name, "max")),
             as_list.list.len().cast(pl.Int64).alias(_summary_name(spec.name, "len")),
-            (as_list.list.eval(pl.element().is_null() | pl.element().is_nan()).list.sum().cast(pl.Int64))
+            (
+                as_list.list.eval(pl.element().is_null() | ~pl.element().cast(pl.Float64).is_finite())
+                .list.sum()
+                .cast(pl.Int64)
+            )
             .fill_null(1)
             .alias(_summary_name(spec.name, "nulls")),
         ]

@@ -15,6 +15,7 @@ import polars as pl
 
 from stages.core.errors import DataValidationError
 from stages.core.schema import ColumnSpec, TableSchema
+from stages.datasets.user_table import read_wide_table
 
 SPLITS = ("train", "test")
 
@@ -88,36 +89,12 @@ def from_wide_table(
     split_column: str | None = None,
     source: str = "table",
 ) -> pl.DataFrame:
-    """Convert a user's table (numeric feature columns + an integer label) into a classification table.
+    """Convert a user's table (numeric feature columns + a label) into a classification table.
 
-    Feature columns default to every numeric column except the label, id and split columns. Rows without a
-    split column are all treated as `train` (the selection pool).
+    The rules of :mod:`stages.datasets.user_table` apply (finite features, no guessed id-like feature, labels
+    encoded to 0..K-1); :func:`~stages.datasets.user_table.read_wide_table` also returns what was used.
     """
-    if label_column not in frame.columns:
-        raise DataValidationError(
-            f"{source}: label column '{label_column}' not found (columns: {', '.join(frame.columns)})"
-        )
-    reserved = {label_column, id_column, split_column}
-    if feature_columns is None:
-        feature_columns = [
-            name for name, dtype in frame.schema.items() if name not in reserved and dtype.is_numeric()
-        ]
-    missing = [name for name in feature_columns if name not in frame.columns]
-    if missing:
-        raise DataValidationError(f"{source}: feature columns not found: {', '.join(missing)}")
-    if not feature_columns:
-        raise DataValidationError(f"{source}: no numeric feature columns besides '{label_column}'")
-    non_numeric = [name for name in feature_columns if not frame.schema[name].is_numeric()]
-    if non_numeric:
-        raise DataValidationError(f"{source}: feature columns are not numeric: {', '.join(non_numeric)}")
-    ids = pl.col(id_column) if id_column else pl.int_range(pl.len(), dtype=pl.Int64)
-    split = pl.col(split_column) if split_column else pl.lit("train")
-    return frame.select(
-        ids.alias("sample_id"),
-        split.alias("split"),
-        pl.col(label_column).alias("label"),
-        pl.concat_arr([pl.col(name).cast(pl.Float32) for name in feature_columns]).alias("features"),
-    )
+    return read_wide_table(frame, label_column, feature_columns, id_column, split_column, source).frame
 
 
 def check_usable(frame: pl.DataFrame, source: str) -> None:

@@ -24,5 +24,12 @@ def run(ctx: StepContext, source: str) -> None:
     files = ", ".join(str(path) for path in definition.files(params))
     check_usable(table, f"dataset '{source}'" + (f" ({files})" if files else ""))
     ctx.log(f"{table.height} rows validated")
+    extra = {"provenance": provenance}
+    if definition.describe is not None:
+        extra["read_as"] = definition.describe(params)
+        columns = extra["read_as"]["columns"]
+        ctx.log(f"label column {columns['label_column']}, {columns['n_features']} feature column(s)")
+        for note in extra["read_as"]["labels"]["notes"]:
+            ctx.log(f"note: {note}")
     write_parquet(table, ctx.output("table"))
-    write_json(report.to_dict() | {"provenance": provenance}, ctx.output("validation"))
+    write_json(report.to_dict() | extra, ctx.output("validation"))

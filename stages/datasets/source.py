@@ -47,7 +47,9 @@ class Source:
     - `deps` are user-supplied paths (DVC templates such as `${common.datasets.table.path}`), DVC deps of the
       stage so that editing them reruns what depends on them;
     - `optional` sources get a stage only when `common.datasets.<name>` is set in params.yaml (they need a
-      path of the user's).
+      path of the user's);
+    - `describe(params)`, for a user's table, says which columns were read and how labels were encoded (written
+      to the validation report as `read_as`).
     """
 
     name: str
@@ -59,6 +61,7 @@ class Source:
     deps: dict[str, str] = field(default_factory=dict)
     schema: Any = None
     optional: bool = False
+    describe: Callable[[Any], dict[str, Any]] | None = None
 
     def outputs(self) -> dict[str, str]:
         """The stage's outputs by role."""

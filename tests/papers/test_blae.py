@@ -116,7 +116,7 @@ def test_bandit_command_writes_a_trace_and_a_report(tmp_path):
 @pytest.mark.parametrize(
     ("arms", "theta", "horizon", "message"),
     [
-        (np.array([[1.0, np.nan], [0.0, 1.0], [1.0, 1.0]]), "1,1", "100", "column 'x1' has 1 null/NaN"),
+        (np.array([[1.0, np.nan], [0.0, 1.0], [1.0, 1.0]]), "1,1", "100", "column 'x1': 1 NaN value(s)"),
         (np.array([[1.0, 2.0], [2.0, 4.0], [3.0, 6.0]]), "1,1", "100", "rank-deficient"),
         (np.array([[1.0, 2.0]]), "1,1", "100", "K = 1"),
         (np.eye(3), "1,1", "100", "--theta: θ must have d = 3"),

@@ -7,6 +7,7 @@ oracles and evaluations read.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 from pydantic import Field
@@ -16,6 +17,7 @@ from stages.datasets.classification import classification_schema, from_wide_tabl
 from stages.datasets.source import CLASSIFICATION, Source
 from stages.datasets.split_params import SplitSourceParams
 from stages.datasets.splits import stratified_split
+from stages.datasets.user_table import describe_classification_table, read_wide_table
 
 
 class TableSourceParams(SplitSourceParams):
@@ -30,8 +32,8 @@ class TableSourceParams(SplitSourceParams):
     )
 
 
-def load_user_table(params: TableSourceParams) -> pl.DataFrame:
-    """A user's Parquet table as a classification table (converted from wide form, split when it has none)."""
+def read_user_frame(params: TableSourceParams) -> pl.DataFrame:
+    """The user's Parquet file as it is (missing, unreadable or empty: an error naming the path)."""
     path = Path(params.path)
     if not path.is_file():
         raise MissingSourceError(f"{path}: table not found (common.datasets.table.path)")
@@ -41,6 +43,28 @@ def load_user_table(params: TableSourceParams) -> pl.DataFrame:
         raise DataValidationError(f"{path}: not a readable Parquet file ({error})") from None
     if frame.is_empty():
         raise DataValidationError(f"{path}: the table has no rows")
+    return frame
+
+
+def describe_user_table(params: TableSourceParams) -> dict[str, Any]:
+    """The columns read and the label encoding (raw → internal) of the user's table."""
+    frame = read_user_frame(params)
+    if "features" in frame.columns and isinstance(frame.schema["features"], pl.Array | pl.List):
+        return describe_classification_table(frame, params.label_column)
+    user = read_wide_table(
+        frame, params.label_column, params.feature_columns, params.id_column, params.split_column, params.path
+    )
+    return user.describe()
+
+
+def load_user_table(params: TableSourceParams) -> pl.DataFrame:
+    """A user's Parquet table as a classification table (converted from wide form, split when it has none).
+
+    The rules of `stages.datasets.user_table` apply (finite features, no guessed id-like feature, labels
+    encoded to 0..K-1 in sorted order).
+    """
+    path = Path(params.path)
+    frame = read_user_frame(params)
     if "features" in frame.columns and isinstance(frame.schema["features"], pl.Array | pl.List):
         frame = as_named_columns(frame, params, path)
     else:
@@ -84,4 +108,5 @@ SOURCE = Source(
     files=lambda params: [Path(params.path)],
     deps={"input": "${common.datasets.table.path}"},
     schema=classification_schema(),
+    describe=describe_user_table,
 )

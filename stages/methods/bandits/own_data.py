@@ -1,8 +1,10 @@
 """Running a registered bandit algorithm on your own arm matrix (`icml25 bandit`, or this Python API).
 
 The arms come from a Parquet table (one row per arm, numeric feature columns), θ from a comma-separated list
-or a JSON file holding a list; everything is validated before anything is written (NaN, K < 2, d < 1,
-rank-deficient arms, θ of the wrong length, T < 1: an error naming the file, column or key).
+or a JSON file holding a list; everything is validated before anything is written (null/NaN/±inf, K < 2,
+d < 1, rank-deficient arms, θ of the wrong length, T < 1: an error naming the file, column or key). The
+column rules of `stages.datasets.user_table` apply: a guessed id-like column (`arm_id`, unique integers) is an
+error asking for `--feature-columns`.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import polars as pl
 
 from stages.core.errors import PipelineError
 from stages.core.io import OutputTransaction, read_parquet, write_json, write_parquet, write_text
+from stages.datasets.user_table import check_finite, guess_feature_columns
 from stages.methods.bandits.environment import BanditInputError, LinearBandit, validate_instance
 from stages.methods.bandits.registry import ALGORITHMS
 from stages.methods.bandits.trace import Trace
@@ -32,7 +35,9 @@ def read_arms(path: str | Path, feature_columns: list[str] | None = None) -> np.
         raise
     except Exception as error:  # any read failure is the file's fault
         raise BanditInputError(f"{path}: not a readable Parquet file ({error})") from None
-    columns = feature_columns or [name for name, dtype in table.schema.items() if dtype.is_numeric()]
+    columns = feature_columns or guess_feature_columns(
+        table, [], str(path), what="arm feature", id_flag=False
+    )
     unknown = [name for name in columns if name not in table.columns]
     if unknown:
         raise BanditInputError(
@@ -43,11 +48,7 @@ def read_arms(path: str | Path, feature_columns: list[str] | None = None) -> np.
     for name in columns:
         if not table.schema[name].is_numeric():
             raise BanditInputError(f"{path}: column '{name}' is {table.schema[name]}, not numeric")
-        nulls = table[name].null_count() + (
-            table[name].is_nan().sum() if table.schema[name].is_float() else 0
-        )
-        if nulls:
-            raise BanditInputError(f"{path}: column '{name}' has {nulls} null/NaN value(s)")
+    check_finite(table, columns, str(path))
     return table.select(columns).to_numpy().astype(np.float64)
 
 

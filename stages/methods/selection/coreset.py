@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
+from pydantic import Field
 
 from stages.core.errors import PipelineError
 from stages.core.params import StrictModel
@@ -47,13 +48,13 @@ class NoOptions(StrictModel):
 class BalanceOption(StrictModel):
     """Options of selectors that can split the budget evenly over classes (off by default)."""
 
-    balance: bool = False
+    balance: bool = Field(False, description="split the budget evenly over classes (class quotas)")
 
 
 class BalancedByDefault(StrictModel):
     """Options of selectors that split the budget evenly over classes unless told not to (DeepCore's default)."""
 
-    balance: bool = True
+    balance: bool = Field(True, description="split the budget evenly over classes (DeepCore's default)")
 
 
 class CoresetSelector(ABC):
@@ -63,6 +64,7 @@ class CoresetSelector(ABC):
     needs_trace: ClassVar[bool] = False
     min_trace_epochs: ClassVar[int] = 1
     """The fewest traced epochs the selector can score from (params models check it before any training)."""
+    uses_features: ClassVar[bool] = True
     Options: ClassVar[type[StrictModel]] = NoOptions
 
     def __init__(self, options: StrictModel | None = None) -> None:
@@ -80,6 +82,10 @@ class CoresetSelector(ABC):
         if len(chosen) != budget or len(np.unique(chosen)) != budget:
             raise AssertionError(f"{self.name} returned {len(chosen)} indices for budget {budget}")
         return np.sort(chosen)
+
+    def scores(self, pool: SelectionPool) -> np.ndarray | None:
+        """The per-sample score this selector ranks by (higher first), or None when it does not score."""
+        return None
 
     @abstractmethod
     def select(self, pool: SelectionPool, budget: int, rng: np.random.Generator) -> np.ndarray:

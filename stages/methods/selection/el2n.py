@@ -12,8 +12,8 @@ from stages.methods.selection.coreset import SELECTORS, CoresetSelector, Selecti
 class EL2NOptions(StrictModel):
     """EL2N's options: which trace epoch scores (default: the last logged one)."""
 
-    balance: bool = False
-    epoch: int | None = Field(None, ge=1)
+    balance: bool = Field(False, description="split the budget evenly over classes (class quotas)")
+    epoch: int | None = Field(None, ge=1, description="trace epoch whose EL2N scores (default: the last)")
 
 
 @SELECTORS.register("el2n")
@@ -24,8 +24,14 @@ class EL2NSelector(CoresetSelector):
     needs_trace = True
     Options = EL2NOptions
 
-    def select(self, pool: SelectionPool, budget: int, rng: np.random.Generator) -> np.ndarray:
+    uses_features = False
+
+    def scores(self, pool: SelectionPool) -> np.ndarray:
+        """EL2N ‖softmax − onehot‖ at the chosen epoch."""
         epoch = self.options.epoch or pool.trace.epochs
         if epoch > pool.trace.epochs:
             raise ValueError(f"el2n: epoch {epoch} is beyond the trace's {pool.trace.epochs} epochs")
-        return select_by_score(pool.trace.error_norm[:, epoch - 1], pool.labels, budget, self.options.balance)
+        return pool.trace.error_norm[:, epoch - 1]
+
+    def select(self, pool: SelectionPool, budget: int, rng: np.random.Generator) -> np.ndarray:
+        return select_by_score(self.scores(pool), pool.labels, budget, self.options.balance)

@@ -33,8 +33,14 @@ class ForgettingSelector(CoresetSelector):
     needs_trace = True
     Options = BalanceOption
 
+    uses_features = False
+
+    def scores(self, pool: SelectionPool) -> np.ndarray:
+        """Forgetting events per sample."""
+        return forgetting_counts(pool.trace.correct)
+
     def select(self, pool: SelectionPool, budget: int, rng: np.random.Generator) -> np.ndarray:
-        counts = forgetting_counts(pool.trace.correct)
+        counts = self.scores(pool)
         # Random tie-breaking: many samples share a count, and index order would bias towards early rows.
         jitter = rng.random(len(counts)) * 1e-3
         return select_by_score(counts + jitter, pool.labels, budget, self.options.balance)

@@ -106,9 +106,13 @@ class MRMCSelector(CoresetSelector):
     min_trace_epochs = 2  # a loss decay is fitted to the trace
     Options = MRMCOptions
 
+    def scores(self, pool: SelectionPool) -> np.ndarray:
+        """φ, the loss reduction of the fitted decay (the fill score also depends on the budget's C′)."""
+        return loss_reduction(pool.trace.loss, self.options.fit)
+
     def select(self, pool: SelectionPool, budget: int, rng: np.random.Generator) -> np.ndarray:
         options = self.options
-        phi = loss_reduction(pool.trace.loss, options.fit)
+        phi = self.scores(pool)
         if not options.regularizer:
             return select_by_score(phi, pool.labels, budget, options.balance)
         core = per_class(

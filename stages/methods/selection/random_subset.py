@@ -18,6 +18,7 @@ class RandomSelector(CoresetSelector):
     """Uniform sampling without replacement (optionally stratified by class)."""
 
     name = "random"
+    uses_features = False
     Options = BalanceOption
 
     def select(self, pool: SelectionPool, budget: int, rng: np.random.Generator) -> np.ndarray:
