@@ -32,5 +32,11 @@ def seed_everything(seed: int) -> np.random.Generator:
         pass
     else:
         torch.manual_seed(seed)
-        torch.use_deterministic_algorithms(True, warn_only=True)
+        _use_deterministic_algorithms(torch)
     return np.random.default_rng(seed)
+
+
+def _use_deterministic_algorithms(torch) -> None:
+    """`torch.use_deterministic_algorithms(True, warn_only=True)` without its import of `torch._inductor`
+    (about 2 s in every stage process): that import only sets inductor's flag, and no step uses torch.compile."""
+    torch._C._set_deterministic_algorithms(True, warn_only=True)

@@ -117,3 +117,22 @@ def test_dvc_yaml_refuses_a_stage_that_feeds_timings_into_a_data_output():
     plotted = {"deps": ["data/x/timings/train.json"], "outs": [], "plots": ["data/x/figures/time.png"]}
     with pytest.raises(PipelineError, match=r"data/x/figures/time\.png"):
         check_timings_isolated({"x-plot": plotted})
+
+
+def test_seed_everything_turns_on_torch_deterministic_algorithms_in_warn_only_mode():
+    import torch
+
+    from stages.core.seeding import seed_everything
+
+    before = (
+        torch.are_deterministic_algorithms_enabled(),
+        torch.is_deterministic_algorithms_warn_only_enabled(),
+    )
+    try:
+        torch.use_deterministic_algorithms(False)
+        seed_everything(3)
+        assert torch.are_deterministic_algorithms_enabled()
+        assert torch.is_deterministic_algorithms_warn_only_enabled()
+        assert torch.initial_seed() == 3
+    finally:
+        torch.use_deterministic_algorithms(before[0], warn_only=before[1])
