@@ -8,8 +8,21 @@ import pytest
 from scipy import stats
 
 from stages.core.errors import DataValidationError
+from stages.methods.tabular.metrics import (
+    Encoder,
+    MetricOptions,
+    association_error,
+    association_matrix,
+    dcr,
+    detection,
+    domias_auroc,
+    evaluate,
+    marginal_distances,
+    nearest_distances,
+)
 from stages.methods.tabular.registry import SYNTHESIZERS
 from stages.methods.tabular.synthesizers import TabSDS
+from stages.methods.tabular.table import infer_spec
 from stages.methods.tabular.tabsds import (
     category_blocks,
     decode_blocks,
@@ -153,3 +166,60 @@ def test_tabsjppds_keeps_the_original_values():
 def test_bad_input_names_the_column(table, match):
     with pytest.raises(DataValidationError, match=match):
         tabsds().fit(table)
+
+
+# ----------------------------------------------------------------------------------------------- metrics
+
+
+def split_table(n: int = 240) -> tuple[pl.DataFrame, pl.DataFrame]:
+    table = mixed_table(n=n).with_columns((pl.col("y") > 0).alias("flag"))
+    return table.head(n // 2), table.tail(n // 2)
+
+
+def test_identical_tables_are_undetectable_and_at_distance_zero():
+    train, test = split_table()
+    options = MetricOptions(trees=20, folds=3)
+    spec = infer_spec(train)
+    encoder = Encoder.of(train, spec)
+    assert abs(detection(train, train, encoder, options, seed=0) - 0.5) < 0.05
+    assert dcr(train, test, train, encoder)["dcr_median"] == 0.0
+    assert association_error(train, train, spec) == 0.0
+    assert marginal_distances(train, train, spec) == {"ks_mean": 0.0, "tv_mean": 0.0}
+
+
+def test_metrics_separate_a_copy_from_noise():
+    train, test = split_table()
+    options = MetricOptions(trees=20, folds=3)
+    copy = evaluate(train, test, train, "flag", "classification", options, seed=0)
+    rng = np.random.default_rng(0)
+    noise = train.with_columns(
+        pl.Series("x", rng.normal(size=train.height) * 3), pl.Series("y", rng.normal(size=train.height) * 3)
+    )
+    noisy = evaluate(train, test, noise, "flag", "classification", options, seed=0)
+    assert noisy["detection_auroc"] > 0.8 and noisy["dcr_median"] > copy["dcr_median"]
+    assert noisy["utility_synthetic"] < copy["utility_synthetic"] == copy["utility_real"]
+    assert noisy["association_error"] > 0.1 > copy["association_error"] and noisy["ks_mean"] > 0.2
+
+
+def test_domias_flags_a_copy_of_the_training_rows():
+    rng = np.random.default_rng(0)
+    table = pl.DataFrame({"a": rng.normal(size=800), "b": rng.normal(size=800)})
+    train, test = table.head(400), table.tail(400)
+    encoder = Encoder.of(train, infer_spec(train))
+    fresh = pl.DataFrame({"a": rng.normal(size=400), "b": rng.normal(size=400)})
+    leaked, independent = (domias_auroc(train, test, synth, encoder, seed=0) for synth in (train, fresh))
+    assert leaked > 0.55 and abs(independent - 0.5) < 0.05
+
+
+def test_hand_made_association_and_dcr():
+    spec = infer_spec(pl.DataFrame({"a": [0.0, 1.0], "b": ["u", "v"]}))
+    assert np.allclose(
+        association_matrix(pl.DataFrame({"a": [0.0, 1.0, 0.0, 1.0], "b": ["u", "v", "u", "v"]}), spec), 1.0
+    )
+    assert nearest_distances(np.array([[0.0, 0.0]]), np.array([[3.0, 4.0], [6.0, 8.0]])).tolist() == [5.0]
+
+
+def test_evaluate_refuses_a_synthetic_table_with_other_columns():
+    train, test = split_table()
+    with pytest.raises(DataValidationError, match="synthetic table"):
+        evaluate(train, test, train.drop("x"), None, "classification", MetricOptions(), seed=0)
