@@ -103,6 +103,7 @@ def test_competitive_holds_and_fails_on_made_up_results():
     assert competitive_claim(made_up_runs(0.95, 0.55), p).verdict == "fails"
     assert competitive_verdict({"a": "holds", "b": "inconclusive", "c": "fails"}, 2 / 3)[0] == "inconclusive"
     assert competitive_verdict({"a": "holds", "b": "holds", "c": "fails"}, 2 / 3)[0] == "holds"
+    assert competitive_verdict({"a": "holds", "b": "holds", "c": "inconclusive"}, 0.6667)[0] == "holds"
 
 
 def test_tradeoff_holds_when_both_metrics_fall_with_n_levels():

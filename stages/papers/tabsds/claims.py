@@ -72,7 +72,7 @@ def speed_claim(timings: pl.DataFrame, params: TabSDSParams) -> Claim:
 def competitive_verdict(dataset_verdicts: dict[str, str], share: float) -> tuple[str, str]:
     """Holds if ≥ ⌈share·n⌉ datasets hold; fails if more than n − ⌈share·n⌉ fail; else inconclusive."""
     n = len(dataset_verdicts)
-    needed = math.ceil(share * n - 1e-9)
+    needed = math.ceil(round(share * n, 2))  # 0.6667 × 3 = 2.0001 must ask for 2 sets, not 3
     held = sum(v == "holds" for v in dataset_verdicts.values())
     failed = sum(v == "fails" for v in dataset_verdicts.values())
     summary = ", ".join(f"{name}: {verdict}" for name, verdict in dataset_verdicts.items())

@@ -69,5 +69,6 @@ PAPER = Paper(
     id="tabsds",
     title="TabSDS: tabular synthesis by interpolated order statistics and sequential data shuffling",
     pipeline=Pipeline.of_paper("tabsds", "TabSDSParams", STEPS),
+    benchmarks="stages.papers.tabsds.benchmarks:run_benchmarks",
     commands=("stages.methods.tabular.commands",),
 )
