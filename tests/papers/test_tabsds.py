@@ -12,7 +12,8 @@ from stages.methods.tabular.own_data import output_schema, synthesize_file
 from stages.methods.tabular.table import infer_spec
 from stages.papers.tabsds.claims import competitive_claim, competitive_verdict, speed_claim, tradeoff_claim
 from stages.papers.tabsds.params import TabSDSParams
-from stages.papers.tabsds.prepare import split_table
+from stages.papers.tabsds.pipeline import own_table_deps
+from stages.papers.tabsds.prepare import load, split_table
 from stages.papers.tabsds.synthesize import run_specs
 from tests.conftest import REPO_ROOT
 
@@ -28,7 +29,7 @@ def test_params_name_the_bad_key():
         params(synthesizers={"tabsds": {"synthesizer": "tabsds", "options": {"n_levels": 0}}})
     with pytest.raises(ParamsError, match=r"not in tabsds\.synthesizers"):
         params(sweep="nope")
-    with pytest.raises(ParamsError, match="unknown or repeated datasets"):
+    with pytest.raises(ParamsError, match=r"default\.datasets: unknown"):
         params(default={"datasets": ["iris"]})
 
 
@@ -161,3 +162,21 @@ def test_synthesize_command_refuses_bad_input_and_writes_nothing(tmp_path):
     with pytest.raises(DataValidationError, match="'y' is entirely null"):
         synthesize_file(tmp_path / "in.parquet", tmp_path / "out.parquet", report=tmp_path / "r.md")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.parquet"]
+
+
+def test_own_tables_join_the_pipeline_with_their_path_as_a_dep(tmp_path):
+    rng = np.random.default_rng(0)
+    path = tmp_path / "mine.csv"
+    pl.DataFrame(
+        {"x": rng.normal(size=30), "grade": rng.integers(1, 4, 30), "y": rng.normal(size=30)}
+    ).write_csv(path)
+    own = {"mine": {"path": str(path), "target": "grade", "categorical": ["grade"]}}
+    p = params(own_tables=own, default={"datasets": ["wine", "mine"]})
+    table, target, task, _ = load("mine", p)
+    assert (target, task) == ("grade", "classification") and table.schema["grade"] == pl.String
+    assert own_table_deps({"tabsds": {"own_tables": own}}) == {"own_mine": str(path)}
+    with pytest.raises(ParamsError, match="clash with built-in"):
+        params(own_tables={"wine": own["mine"]})
+    bad = params(own_tables={"mine": {**own["mine"], "target": "nope"}})
+    with pytest.raises(DataValidationError, match="'nope' not in the table"):
+        load("mine", bad)

@@ -254,7 +254,9 @@ def marginal_distances(real: pl.DataFrame, synthetic: pl.DataFrame, spec: TableS
     for column in spec.categorical:
         p = real[column].cast(pl.String).value_counts(normalize=True, name="p")
         q = synthetic[column].cast(pl.String).value_counts(normalize=True, name="q")
-        joined = p.join(q, on=column, how="full", coalesce=True).fill_null(0.0)
+        joined = (
+            p.join(q, on=column, how="full", coalesce=True).fill_null(0.0).sort(column)
+        )  # fixed sum order
         tv.append(0.5 * float((joined["p"] - joined["q"]).abs().sum()))
     return {
         "ks_mean": float(np.mean(ks)) if ks else float("nan"),

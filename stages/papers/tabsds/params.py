@@ -34,13 +34,18 @@ class Grid(StrictModel):
 
     @field_validator("datasets")
     @classmethod
-    def _known(cls, datasets: list[str]) -> list[str]:
-        unknown = [name for name in datasets if name not in SOURCES]
-        if unknown or len(set(datasets)) != len(datasets):
-            raise ValueError(
-                f"unknown or repeated datasets {unknown or datasets}; known: {', '.join(SOURCES)}"
-            )
+    def _distinct(cls, datasets: list[str]) -> list[str]:
+        if len(set(datasets)) != len(datasets):
+            raise ValueError(f"repeated datasets in {datasets}")
         return datasets
+
+
+class OwnTable(StrictModel):
+    """A user's Parquet/CSV table run through the pipeline like the built-in sets (a DVC dep of prepare)."""
+
+    path: str = Field(min_length=1)
+    target: str = Field(min_length=1, description="the column predicted for the utility metric")
+    categorical: list[str] = Field(default_factory=list, description="numeric columns to treat as categories")
 
 
 class ClaimsParams(StrictModel):
@@ -66,6 +71,9 @@ class TabSDSParams(StrictModel):
     full: Grid = Grid(datasets=["wine", "diabetes", "fair", "breast_cancer"], seeds=list(range(10)))
     test_fraction: float = Field(0.5, gt=0, lt=1, description="held-out share of each table (the paper: 1/2)")
     split_seed: int = Field(123, ge=0, description="the split's seed (the paper's)")
+    own_tables: dict[str, OwnTable] = Field(
+        default_factory=dict, description="your tables by name; list a name in <scale>.datasets to run it"
+    )
     synthesizers: dict[str, SynthesizerParams] = Field(min_length=1)
     sweep: str = Field("tabsds", description="the synthesizer label whose n_levels the sweep varies")
     metrics: MetricOptions = MetricOptions(trees=50, folds=3)
@@ -83,6 +91,14 @@ class TabSDSParams(StrictModel):
     @model_validator(mode="after")
     def _consistent(self) -> TabSDSParams:
         check_choices(self.synthesizers, SYNTHESIZERS, "synthesizer", "tabsds.synthesizers")
+        clash = sorted(set(self.own_tables) & set(SOURCES))
+        if clash:
+            raise ValueError(f"own_tables: names {clash} clash with built-in datasets")
+        for scale, grid in (("default", self.default), ("full", self.full)):
+            unknown = [name for name in grid.datasets if name not in SOURCES and name not in self.own_tables]
+            if unknown:
+                known = ", ".join([*SOURCES, *self.own_tables])
+                raise ValueError(f"{scale}.datasets: unknown {unknown}; known: {known}")
         named = [self.sweep, self.claims.method, *self.claims.deep, *self.samples_kept]
         for grid in (self.default, self.full):
             named += grid.labels or []

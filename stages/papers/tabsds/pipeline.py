@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from stages.core.steps import Catalog, Pipeline, Plot, Step
 from stages.papers.paper import Paper
 
@@ -21,13 +24,25 @@ DATA = Catalog(
 )
 SCALE = ("tabsds.scale", "tabsds.default", "tabsds.full")
 
+
+def own_table_deps(raw_params: Mapping[str, Any]) -> dict[str, str]:
+    """Every table of `tabsds.own_tables` is a dep of prepare (editing it reruns the pipeline)."""
+    own = (raw_params.get("tabsds") or {}).get("own_tables") or {}
+    return {
+        f"own_{name}": entry["path"]
+        for name, entry in own.items()
+        if isinstance(entry, dict) and "path" in entry
+    }
+
+
 STEPS = (
     Step(
         name="prepare",
         deps={},
+        dynamic_deps=own_table_deps,
         outs=DATA.pick("tables", "datasets"),
-        params=(*SCALE, "tabsds.test_fraction", "tabsds.split_seed"),
-        description="load the offline tables (sklearn, statsmodels), check them, split 50/50 with seed 123",
+        params=(*SCALE, "tabsds.test_fraction", "tabsds.split_seed", "tabsds.own_tables"),
+        description="load the offline tables (sklearn, statsmodels) and your own, check them, split 50/50 (seed 123)",
     ),
     Step(
         name="synthesize",
