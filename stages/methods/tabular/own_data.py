@@ -150,7 +150,7 @@ def report_text(
         "mia_auroc": "DOMIAS membership inference (0.5: no leak)",
         "dcr_median": "median distance of a training row to its closest synthetic row",
         "dcr_reference_median": "the same for held-out rows to training rows (reference)",
-        "association_error": "mean |Δ| of pairwise associations",
+        "association_error": "mean absolute difference of pairwise associations",
         "ks_mean": "mean KS statistic over numeric columns",
         "tv_mean": "mean total variation over categorical columns",
         "utility_synthetic": f"xgboost trained on synthetic, predicting {target} on held-out rows",
