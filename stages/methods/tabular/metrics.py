@@ -22,7 +22,6 @@ from typing import Literal
 import numpy as np
 import polars as pl
 from pydantic import Field
-from scipy import stats
 
 from stages.core.evaluation import auroc
 from stages.core.params import StrictModel
@@ -177,10 +176,11 @@ def domias_auroc(
 
 
 def nearest_distances(rows: np.ndarray, to: np.ndarray) -> np.ndarray:
-    """Each row's Euclidean distance to its nearest neighbour in `to`."""
+    """Each row's Euclidean distance to its nearest neighbour in `to` (k-d tree: computed exactly, whereas brute
+    force goes through BLAS, whose rounding varies with its threading)."""
     from sklearn.neighbors import NearestNeighbors
 
-    distances, _ = NearestNeighbors(n_neighbors=1).fit(to).kneighbors(rows)
+    distances, _ = NearestNeighbors(n_neighbors=1, algorithm="kd_tree").fit(to).kneighbors(rows)
     return distances[:, 0]
 
 
@@ -196,6 +196,8 @@ def dcr(
 
 
 def _cramers_v(first: np.ndarray, second: np.ndarray) -> float:
+    from scipy import stats
+
     _, a = np.unique(first, return_inverse=True)
     _, b = np.unique(second, return_inverse=True)
     counts = np.zeros((a.max() + 1, b.max() + 1))
@@ -218,6 +220,8 @@ def _correlation_ratio(groups: np.ndarray, values: np.ndarray) -> float:
 
 def association_matrix(table: pl.DataFrame, spec: TableSpec) -> np.ndarray:
     """Pairwise association of the columns (|Spearman|, Cramér's V, correlation ratio), all in [0, 1]."""
+    from scipy import stats
+
     columns = spec.columns
     matrix = np.eye(len(columns))
     for i, first in enumerate(columns):
@@ -247,6 +251,8 @@ def association_error(real: pl.DataFrame, synthetic: pl.DataFrame, spec: TableSp
 
 def marginal_distances(real: pl.DataFrame, synthetic: pl.DataFrame, spec: TableSpec) -> dict[str, float]:
     """Mean KS statistic (numeric columns) and mean total variation (categorical columns); NaN when none."""
+    from scipy import stats
+
     with warnings.catch_warnings():  # small samples: scipy notes it switches to the asymptotic p-value
         warnings.simplefilter("ignore", RuntimeWarning)
         ks = [stats.ks_2samp(real[c].to_numpy(), synthetic[c].to_numpy()).statistic for c in spec.numeric]

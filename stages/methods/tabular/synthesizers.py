@@ -7,7 +7,6 @@ import math
 
 import numpy as np
 from pydantic import Field
-from sklearn.neighbors import NearestNeighbors
 
 from stages.core.params import StrictModel
 from stages.methods.tabular.base import Synthesizer
@@ -72,13 +71,17 @@ class SMOTEInterpolation(Synthesizer):
         k: int = Field(5, ge=1, description="neighbours to interpolate towards")
 
     def _fit(self, rng: np.random.Generator) -> None:
+        from sklearn.neighbors import (
+            NearestNeighbors,
+        )  # k-d tree: exact distances, so ties break the same way
+
         data = self.data
         scale = data.numeric.std(axis=0)
         scale[scale == 0] = 1.0
         levels = [len(data.levels[column]) for column in data.spec.categorical]
         space = np.column_stack([data.numeric / scale, one_hot(data.codes, levels)])
         k = min(self.options.k, data.n_rows - 1)
-        _, neighbours = NearestNeighbors(n_neighbors=k + 1).fit(space).kneighbors(space)
+        _, neighbours = NearestNeighbors(n_neighbors=k + 1, algorithm="kd_tree").fit(space).kneighbors(space)
         self.neighbours = neighbours[:, 1:]
 
     def _sample_arrays(self, rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
