@@ -15,6 +15,7 @@ PAPER_SPECS = (
     "stages.papers.blae.pipeline",
     "stages.papers.fdiv_losses.pipeline",
     "stages.papers.sharpening.pipeline",
+    "stages.papers.tabsds.pipeline",
 )
 
 PAPERS: Registry[Paper] = Registry("paper")

@@ -1,0 +1,1 @@
+"""TabSDS (Chaibub Neto, ICML 2025): rank and sequential-shuffling tabular synthesis."""
