@@ -10,11 +10,12 @@ from stages.core.errors import DataValidationError, ParamsError
 from stages.core.params import read_params_file, validate_section
 from stages.methods.tabular.own_data import output_schema, synthesize_file
 from stages.methods.tabular.table import infer_spec
-from stages.papers.tabsds.claims import competitive_claim, competitive_verdict, speed_claim, tradeoff_claim
+from stages.papers.tabsds.claims import competitive_claim, competitive_verdict, tradeoff_claim
 from stages.papers.tabsds.params import TabSDSParams
 from stages.papers.tabsds.pipeline import own_table_deps
 from stages.papers.tabsds.prepare import load, split_table
 from stages.papers.tabsds.synthesize import run_specs
+from stages.papers.tabsds.timing import speed_claim
 from tests.conftest import REPO_ROOT
 
 

@@ -1,8 +1,6 @@
-"""Step `tabsds-claims`: the card's three claims, three-way verdicts over seeds.
+"""Step `tabsds-claims`: the card's claims about the synthetic data, three-way verdicts over seeds (the claim
+about time, `speed`, is judged by the benchmark step `tabsds-timing`).
 
-- `speed`: fit + sample time of each deep peer (CTGAN, TVAE) ≥ `speed_ratio` × TabSDS's on every dataset
-  (per-seed ratio, t interval wholly above the bound), and TabSDS faster than ARF (not runnable here: that
-  part is undecided, so the claim can at best be inconclusive).
 - `competitive`: at the fixed n_c, TabSDS's detection AUROC below and TSTR utility above each deep peer's
   (paired by seed); a dataset counts when all its comparisons hold; the claim holds when at least
   ⌈share × datasets⌉ count, fails when so many datasets fail that the share is out of reach.
@@ -20,53 +18,13 @@ from scipy import stats
 
 from stages.core.claims import Claim, Evidence, combine, compare, compare_paired, verdict_claim, write_claims
 from stages.core.context import StepContext
-from stages.core.io import read_json, read_parquet
-from stages.methods.tabular.registry import UNAVAILABLE
+from stages.core.io import read_parquet
 from stages.papers.tabsds.params import TabSDSParams
 
 
 def per_seed(frame: pl.DataFrame, dataset: str, label: str, column: str) -> dict[str, float]:
     rows = frame.filter((pl.col("dataset") == dataset) & (pl.col("label") == label)).sort("seed")
     return {str(seed): float(value) for seed, value in zip(rows["seed"], rows[column], strict=True)}
-
-
-def speed_claim(timings: pl.DataFrame, params: TabSDSParams) -> Claim:
-    names = params.claims
-    evidence, ratios = [], {}
-    for dataset in params.grid.datasets:
-        ours = per_seed(timings, dataset, names.method, "seconds")
-        for label in names.deep:
-            theirs = per_seed(timings, dataset, label, "seconds")
-            values = {seed: theirs[seed] / ours[seed] for seed in ours}
-            ratios.setdefault(dataset, {})[label] = round(float(np.median(list(values.values()))), 1)
-            item = compare(
-                f"{label} / {names.method} seconds on {dataset}",
-                values,
-                names.speed_ratio,
-                "above",
-                names.confidence,
-                note=f"{label} at {params.grid.deep_epochs} epochs; one timing per run",
-            )
-            item.median = float(np.median(list(values.values())))
-            evidence.append(item)
-        evidence.append(
-            compare(
-                f"arf / {names.method} seconds on {dataset}",
-                {},
-                1.0,
-                "above",
-                names.confidence,
-                note=f"ARF not run: {UNAVAILABLE.get(names.arf_label, 'not registered')}",
-            )
-        )
-    return verdict_claim(
-        id="speed",
-        statement="TabSDS is orders of magnitude faster than deep generators (CTGAN, TVAE) and faster than ARF.",
-        measured={"median_time_ratio_to_tabsds": ratios, "deep_epochs": params.grid.deep_epochs},
-        criterion=f"per dataset and deep peer: t interval over seeds of the per-seed time ratio peer/{names.method} "
-        f"wholly above {names.speed_ratio}; ARF/{names.method} above 1 (ARF could not run: undecided)",
-        evidence=evidence,
-    )
 
 
 def competitive_verdict(dataset_verdicts: dict[str, str], share: float) -> tuple[str, str]:
@@ -177,8 +135,7 @@ def tradeoff_claim(runs: pl.DataFrame, params: TabSDSParams) -> Claim:
 def run(ctx: StepContext) -> None:
     params: TabSDSParams = ctx.params
     runs = read_parquet(ctx.input("runs"))
-    timings = pl.DataFrame(read_json(ctx.input("timings"))["runs"])
-    claims = [speed_claim(timings, params), competitive_claim(runs, params), tradeoff_claim(runs, params)]
+    claims = [competitive_claim(runs, params), tradeoff_claim(runs, params)]
     for claim in claims:
         ctx.log(f"{claim.id}: {claim.verdict}: {claim.reason}")
     write_claims(claims, ctx.output("claims"))

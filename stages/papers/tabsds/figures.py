@@ -1,6 +1,5 @@
 """Step `tabsds-figures`: the fidelity / utility / privacy table (metrics.json, a CSV for `dvc plots`) and the
-figures: detection vs DCR along the n_c sweep, marginals real vs synthetic, fit + sample time per method (log
-scale, under `timings/` since it carries wall-clock seconds, with the time ratios to TabSDS)."""
+figures: detection vs DCR along the n_c sweep, marginals real vs synthetic (time per method: `tabsds-timing`)."""
 
 from __future__ import annotations
 
@@ -8,7 +7,7 @@ import numpy as np
 import polars as pl
 
 from stages.core.context import StepContext
-from stages.core.io import read_json, read_parquet, write_json
+from stages.core.io import read_parquet
 from stages.core.metrics import new_figure, save_figure, write_metrics, write_plot_data
 from stages.papers.tabsds.params import TabSDSParams
 
@@ -40,21 +39,6 @@ def metrics(summary: pl.DataFrame) -> dict:
         values = {c: round(row[c], 4) for c in COLUMNS if row[c] is not None and not np.isnan(row[c])}
         table.setdefault(row["dataset"], {})[row["label"]] = values
     return table
-
-
-def time_summary(timings: dict, method: str) -> dict:
-    """Median fit + sample seconds per dataset and label, and the ratio to `method`'s."""
-    frame = pl.DataFrame(timings["runs"])
-    medians = frame.group_by("dataset", "label").agg(pl.col("seconds").median()).sort("dataset", "label")
-    out: dict = {}
-    for dataset in sorted(medians["dataset"].unique()):
-        rows = medians.filter(pl.col("dataset") == dataset)
-        ours = rows.filter(pl.col("label") == method)["seconds"][0]
-        out[dataset] = {
-            row["label"]: {"median_seconds": row["seconds"], "ratio_to_" + method: row["seconds"] / ours}
-            for row in rows.iter_rows(named=True)
-        }
-    return out
 
 
 def tradeoff_figure(runs: pl.DataFrame, path) -> None:
@@ -94,21 +78,6 @@ def marginals_figure(tables, samples, datasets: list[str], labels: list[str], pa
     save_figure(figure, path)
 
 
-def time_figure(times: dict, path) -> None:
-    datasets = sorted(times)
-    labels = sorted({label for per in times.values() for label in per if "_nc" not in label})
-    figure, axis = new_figure(1.0 + 0.9 * len(labels), 3.6)
-    width = 0.8 / len(datasets)
-    for index, dataset in enumerate(datasets):
-        heights = [times[dataset].get(label, {}).get("median_seconds", np.nan) for label in labels]
-        axis.bar(np.arange(len(labels)) + index * width, heights, width, label=dataset)
-    axis.set_yscale("log")
-    axis.set_xticks(np.arange(len(labels)) + 0.4 - width / 2, labels, rotation=30, ha="right")
-    axis.set(ylabel="fit + sample seconds (median over seeds)", title="time per synthesizer")
-    axis.legend(fontsize=7)
-    save_figure(figure, path)
-
-
 def run(ctx: StepContext) -> None:
     params: TabSDSParams = ctx.params
     runs = read_parquet(ctx.input("runs"))
@@ -129,6 +98,3 @@ def run(ctx: StepContext) -> None:
         params.samples_kept,
         figures / "marginals.png",
     )
-    times = time_summary(read_json(ctx.input("timings")), params.claims.method)
-    write_json(times, ctx.output("time_summary"))
-    time_figure(times, ctx.output("time_figure"))

@@ -20,6 +20,7 @@ DATA = Catalog(
     figures="figures",
     time_summary="timings/time_summary.json",
     time_figure="timings/time_per_method.png",
+    timing_claims="timings/claims.json",
     claims="claims.json",
 )
 SCALE = ("tabsds.scale", "tabsds.default", "tabsds.full")
@@ -60,8 +61,8 @@ STEPS = (
     ),
     Step(
         name="figures",
-        deps=DATA.pick("runs", "timings", "tables", "samples"),
-        outs=DATA.pick("figures", "time_summary", "time_figure"),
+        deps=DATA.pick("runs", "tables", "samples"),
+        outs=DATA.pick("figures"),
         metrics=DATA.pick("metrics"),
         plots={
             "plot_data": Plot(
@@ -69,14 +70,22 @@ STEPS = (
             ),
         },
         params=(*SCALE, "tabsds.samples_kept", "tabsds.claims"),
-        description="fidelity/utility/privacy table, detection vs DCR by n_c, marginals, time per method (log)",
+        description="fidelity/utility/privacy table, detection vs DCR by n_c, marginals real vs synthetic",
+    ),
+    Step(
+        name="timing",
+        deps=DATA.pick("timings"),
+        outs=DATA.pick("time_summary", "time_figure", claims="timing_claims"),
+        params=(*SCALE, "tabsds.claims"),
+        description="benchmark step (timings/ only, read by no data output): time per method (log scale) and "
+        "the speed claim",
     ),
     Step(
         name="claims",
-        deps=DATA.pick("runs", "timings"),
+        deps=DATA.pick("runs"),
         outs=DATA.pick("claims"),
         params=(*SCALE, "tabsds.synthesizers", "tabsds.claims"),
-        description="check the card's three claims (speed, competitive with CTGAN/TVAE, the n_c trade-off)",
+        description="check the card's claims about the data (competitive with CTGAN/TVAE, the n_c trade-off)",
     ),
 )
 
