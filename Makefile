@@ -8,6 +8,7 @@ BIN := $(abspath $(VENV))/bin
 PAPER ?=
 FASHION_MNIST_DIR ?= /usr/share/datasets/fashion-mnist
 PYTEST_ARGS ?=
+PYTEST_WORKERS ?= 2
 
 export PATH := $(BIN):$(PATH)
 export DVC_NO_ANALYTICS := 1
@@ -48,8 +49,8 @@ repro: setup  ## run every pipeline (or PAPER=<id>) with dvc repro and print the
 	@if [ -n "$(PAPER)" ]; then dvc repro $(PAPER)-claims; else dvc repro; fi
 	@icml25 claims
 
-test: setup  ## the test suite (default run, no `slow` tests)
-	pytest -m "not slow" $(PYTEST_ARGS)
+test: setup  ## the test suite (default run, no `slow` tests), on PYTEST_WORKERS processes (the smoke run's tests on one)
+	pytest -m "not slow" -n $(PYTEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 test-slow: setup  ## only the slow tests
 	pytest -m slow $(PYTEST_ARGS)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +18,23 @@ from stages.datasets.classification import from_arrays
 REPO_ROOT = Path(__file__).resolve().parent.parent
 os.environ.update(OFFLINE_ENV)
 os.environ.setdefault("ICML25_PROGRESS", "0")
+if os.environ.get("PYTEST_XDIST_WORKER"):  # workers never share a Prefect database
+    os.environ.setdefault(
+        "PREFECT_HOME",
+        str(Path(tempfile.gettempdir()) / f"icml25-tests-prefect-{os.environ['PYTEST_XDIST_WORKER']}"),
+    )
+
+
+SHARED_RUN_FIXTURES = {"smoke_workspace", "committed_smoke_workspace"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under `pytest -n N --dist loadgroup` (what `make test` runs), the tests on the shared smoke run go to one
+    worker, so the run is made once; every other module stays on one worker, so module fixtures are built once."""
+    for item in items:
+        shared = SHARED_RUN_FIXTURES & set(getattr(item, "fixturenames", ()))
+        group = "smoke-run" if shared else item.nodeid.split("::", 1)[0]
+        item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture
