@@ -223,3 +223,23 @@ def test_evaluate_refuses_a_synthetic_table_with_other_columns():
     train, test = split_table()
     with pytest.raises(DataValidationError, match="synthetic table"):
         evaluate(train, test, train.drop("x"), None, "classification", MetricOptions(), seed=0)
+
+
+def test_an_undeclared_id_column_is_refused_and_a_declared_one_is_left_out():
+    from stages.methods.tabular.table import leave_out_ids
+
+    table = pl.DataFrame(
+        {"rid": list(range(20)), "x": [float(v % 7) for v in range(20)], "y": ["a", "b"] * 10}
+    )
+    with pytest.raises(DataValidationError, match=r"'rid' looks like a row id.*--id-column rid"):
+        leave_out_ids(table, [], [], "mine.csv")
+    assert leave_out_ids(table, ["rid"], [], "mine.csv").columns == ["x", "y"]
+    assert leave_out_ids(table, [], ["rid"], "mine.csv").columns == table.columns  # a declared category stays
+    with pytest.raises(DataValidationError, match=r"id column.*not in the table: key"):
+        leave_out_ids(table, ["key"], [], "mine.csv")
+
+
+def test_an_infinite_cell_is_named_with_its_column_count_and_row():
+    table = pl.DataFrame({"x": [1.0, 2.0, float("inf"), 4.0], "y": ["a", "b", "a", "b"]})
+    with pytest.raises(DataValidationError, match=r"column 'x': 1 inf value\(s\), first at row 2"):
+        infer_spec(table, where="mine.csv")

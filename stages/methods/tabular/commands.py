@@ -19,6 +19,7 @@ def _synthesize(args: argparse.Namespace) -> None:
         seed=args.seed,
         report=args.report,
         test_fraction=args.test_fraction,
+        id_columns=args.id_column.split(",") if args.id_column else [],
     )
     print(json.dumps(summary, indent=2))
 
@@ -37,6 +38,10 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         "--n-levels", type=int, default=30, help="TabSDS n_c (bins per column per shuffle round)"
     )
     sub.add_argument("--categorical", help="comma-separated numeric columns to treat as categories")
+    sub.add_argument(
+        "--id-column",
+        help="comma-separated row-id columns to leave out (an undeclared id-like numeric column is an error)",
+    )
     sub.add_argument("--target", help="column to predict for the utility metric (optional)")
     sub.add_argument("--seed", type=int, default=0)
     sub.add_argument(

@@ -19,7 +19,7 @@ from stages.core.schema import ColumnSpec, TableSchema
 from stages.core.validate import ensure_valid
 from stages.methods.tabular.metrics import MetricOptions, evaluate
 from stages.methods.tabular.registry import SYNTHESIZERS
-from stages.methods.tabular.table import TableSpec, infer_spec
+from stages.methods.tabular.table import TableSpec, infer_spec, leave_out_ids
 
 RANGE_KEEPING = ("tabsds", "tabsjppds", "smote")
 
@@ -84,9 +84,14 @@ def synthesize_file(
     seed: int = 0,
     report: str | Path | None = None,
     test_fraction: float = 0.5,
+    id_columns: list[str] | None = None,
 ) -> dict:
-    """Synthesize `input_path` into `output_path` (and a Markdown report); returns a summary."""
-    table = read_table(input_path)
+    """Synthesize `input_path` into `output_path` (and a Markdown report); returns a summary.
+
+    `id_columns` are left out (not synthesized, not in the output); an undeclared id-like numeric column is an
+    error (`stages.methods.tabular.table.leave_out_ids`).
+    """
+    table = leave_out_ids(read_table(input_path), id_columns or [], categorical or [], str(input_path))
     spec = infer_spec(table, categorical or [], where=str(input_path))
     if target is not None and target not in spec.columns:
         raise DataValidationError(f"{input_path}: target column {target!r} not in the table")
@@ -102,6 +107,9 @@ def synthesize_file(
         "rows": synthetic.height,
         "columns": synthetic.width,
         "seconds": round(seconds, 3),
+        "numeric_columns": list(spec.numeric),
+        "categorical_columns": list(spec.categorical),
+        "id_columns_left_out": list(id_columns or []),
     }
     text = None
     if report is not None:
@@ -141,6 +149,10 @@ def report_text(
         "",
         f"{summary['rows']} rows × {summary['columns']} columns in {summary['seconds']} s (fit + sample).",
         f"Metrics below: a fit on {train.height} rows scored against {test.height} held-out rows.",
+        "",
+        f"Columns used: numeric {', '.join(spec.numeric) or '—'}; categorical "
+        f"{', '.join(spec.categorical) or '—'}; left out as row ids: "
+        f"{', '.join(summary['id_columns_left_out']) or '—'}.",
         "",
         "| metric | value | meaning |",
         "|---|---|---|",

@@ -16,6 +16,7 @@ import numpy as np
 import polars as pl
 
 from stages.core.errors import DataValidationError
+from stages.datasets.user_table import check_finite, looks_like_id
 
 CATEGORICAL_DTYPES = (pl.String, pl.Boolean, pl.Categorical, pl.Enum)
 
@@ -74,8 +75,7 @@ def infer_spec(
         if column in categorical or isinstance(dtype, CATEGORICAL_DTYPES):
             categories.append(column)
         elif dtype.is_numeric():
-            if dtype.is_float() and not np.isfinite(table[column].to_numpy()).all():
-                raise DataValidationError(f"{where}: column {column!r} has NaN or infinite values")
+            check_finite(table, [column], where)  # NaN / ±inf named with count and first row
             numeric.append(column)
         else:
             raise DataValidationError(
@@ -83,6 +83,29 @@ def infer_spec(
                 "categorical columns only)"
             )
     return TableSpec(tuple(table.columns), tuple(numeric), tuple(categories), dict(table.schema))
+
+
+def leave_out_ids(
+    table: pl.DataFrame, id_columns: Sequence[str], categorical: Sequence[str], where: str
+) -> pl.DataFrame:
+    """The project's user-table rule for synthesis: the declared id columns are left out (never synthesized,
+    not in the output); a numeric column that looks like a row id (a name like `id`, `rid`, `index`, `*_id`,
+    or distinct integers) and is neither declared an id nor a category is an error saying how to resolve it."""
+    unknown = [column for column in id_columns if column not in table.columns]
+    if unknown:
+        raise DataValidationError(f"{where}: id column(s) not in the table: {', '.join(unknown)}")
+    kept = table.drop(list(id_columns))
+    for column, dtype in kept.schema.items():
+        if column in categorical or not dtype.is_numeric():
+            continue
+        reason = looks_like_id(column, kept[column])
+        if reason:
+            raise DataValidationError(
+                f"{where}: column {column!r} looks like a row id ({reason}), so it is not synthesized without "
+                f"being asked: pass --id-column {column} (id_columns) to leave it out, or --categorical "
+                f"{column} to synthesize it as a category"
+            )
+    return kept
 
 
 def check_matches(table: pl.DataFrame, spec: TableSpec, where: str) -> None:

@@ -46,6 +46,9 @@ class OwnTable(StrictModel):
     path: str = Field(min_length=1)
     target: str = Field(min_length=1, description="the column predicted for the utility metric")
     categorical: list[str] = Field(default_factory=list, description="numeric columns to treat as categories")
+    id_columns: list[str] = Field(
+        default_factory=list, description="row-id columns left out (an undeclared id-like column is an error)"
+    )
 
 
 class ClaimsParams(StrictModel):

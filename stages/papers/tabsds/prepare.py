@@ -11,7 +11,7 @@ from stages.core.context import StepContext
 from stages.core.errors import DataValidationError
 from stages.core.io import write_json, write_parquet
 from stages.methods.tabular.own_data import read_table
-from stages.methods.tabular.table import infer_spec
+from stages.methods.tabular.table import infer_spec, leave_out_ids
 from stages.papers.tabsds.data import SOURCES
 from stages.papers.tabsds.params import TabSDSParams
 
@@ -32,7 +32,7 @@ def load(name: str, params: TabSDSParams) -> tuple[pl.DataFrame, str, str, str]:
         source = SOURCES[name]
         return source.load(), source.target, source.task, source.description
     own = params.own_tables[name]
-    table = read_table(own.path)
+    table = leave_out_ids(read_table(own.path), own.id_columns, own.categorical, own.path)
     infer_spec(table, own.categorical, where=own.path)
     if own.target not in table.columns:
         raise DataValidationError(
