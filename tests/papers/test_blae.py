@@ -179,3 +179,26 @@ def test_a_baseline_left_out_of_a_cell_leaves_the_regret_claim_undecided(params)
     claim = regret_claim(_runs([10, 11, 12], [20, 22, 21]), params)
     assert claim.verdict == "inconclusive"
     assert any("not run in this cell" in item.note for item in claim.evidence)
+
+
+def test_timing_repeats_every_compared_run_and_judges_on_the_medians(params):
+    from stages.papers.blae.timing import runtime_claim, timed_runs
+
+    grid = params.default.model_copy(  # E4's SDP is slow: with e4_max_arms 0 BLAE meets PhaElimD only
+        update={"horizon": 200, "seeds": [0, 1], "cells": params.default.cells[:1], "e4_max_arms": 0}
+    )
+    claims = params.claims.model_copy(update={"timing_repeats": 3})
+    tiny = params.model_copy(update={"default": grid, "claims": claims})
+    rows = timed_runs(tiny, base_seed=0)
+    assert {(row["seed"], row["algorithm"]) for row in rows} == {
+        (seed, label) for seed in (0, 1) for label in ("blae", "phaelimd")
+    }
+    for row in rows:
+        assert len(row["repeats"]) == 3 and row["seconds"] == pytest.approx(
+            float(np.median(row["repeats"])), abs=1e-6
+        )
+    claim = runtime_claim({"repeats": 3, "runs": rows}, tiny)
+    assert [item.name for item in claim.evidence] == [
+        f"blae / phaelimd seconds in {tiny.default.cells[0].label}"
+    ]
+    assert "median of 3 interleaved repeats" in claim.evidence[0].note

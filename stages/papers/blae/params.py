@@ -70,6 +70,9 @@ class ClaimsParams(StrictModel):
     reference: str = "e4"
     cheap_baseline: str = "phaelimd"
     runtime_ratio: float = Field(3.0, gt=0, description="BLAE wall time ≤ this × PhaElimD's (our bound)")
+    timing_repeats: int = Field(
+        3, ge=1, description="interleaved timed repeats of each compared run (blae-timing takes their median)"
+    )
     unbatched: list[str] = Field(
         default_factory=lambda: ["linucb"], description="references outside the claims"
     )
