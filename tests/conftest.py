@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import sys
@@ -25,16 +26,30 @@ if os.environ.get("PYTEST_XDIST_WORKER"):  # workers never share a Prefect datab
     )
 
 
-SHARED_RUN_FIXTURES = {"smoke_workspace", "committed_smoke_workspace"}
+SHARED_RUN_FIXTURES = ("smoke_workspace", "committed_smoke_workspace")
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Under `pytest -n N --dist loadgroup` (what `make test` runs), the tests on the shared smoke run go to one
-    worker, so the run is made once; every other module stays on one worker, so module fixtures are built once."""
-    for item in items:
-        shared = SHARED_RUN_FIXTURES & set(getattr(item, "fixturenames", ()))
-        group = "smoke-run" if shared else item.nodeid.split("::", 1)[0]
-        item.add_marker(pytest.mark.xdist_group(group))
+@functools.cache
+def _uses_the_shared_run(module: str) -> bool:
+    path = REPO_ROOT / module
+    return path.is_file() and any(name in path.read_text() for name in SHARED_RUN_FIXTURES)
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """`make test` runs `pytest -n 2 --dist loadgroup`; here that means: every module whose tests use the shared
+    smoke run goes to one worker as one unit (the run is made once, and its tests never edit it side by side),
+    every other module goes whole to a worker (module fixtures are built once). xdist's own loadgroup cannot be
+    used: it tags node ids, which pytest 9 no longer lets a plugin rewrite."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SharedRunScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return "shared-smoke-run" if _uses_the_shared_run(module) else module
+
+    return SharedRunScheduling(config, log)
 
 
 @pytest.fixture

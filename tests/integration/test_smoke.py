@@ -44,7 +44,7 @@ def _stages_that_would_run(workspace):
     [
         ("mrmc.train.epochs=3", {"params", "mrmc-train", "mrmc-cost"}),
         ("mrmc.pool_size=500", {"params", "mrmc-prepare"}),
-        ("mrmc.claims.uneven_ratio=2.0", {"params", "mrmc-claims", "mrmc-cost"}),
+        ("mrmc.claims.uneven_ratio=2.0", {"params", "mrmc-claims", "mrmc-cost", "mrmc-timing"}),
         ("coreset.budget=0.2", {"params", "coreset-select"}),
     ],
 )

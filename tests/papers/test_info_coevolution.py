@@ -107,8 +107,8 @@ def test_users_wide_table_runs_end_to_end_and_deterministically(workspace):
         ((), pl.DataFrame({"f0": [1.0, 2.0], "label": [0, 1]}), "data-table", "label column 'y' not found"),
         (("info_coevolution.budget=500",), None, "info_coevolution-prepare",
          "info_coevolution.budget 500 exceeds the pool size 86"),
-        (("common.datasets.table.split_column=part",), "test-only", "info_coevolution-prepare",
-         "the pool is empty"),
+        (("common.datasets.table.split_column=part",), "test-only", "data-table",
+         "no 'train' rows (split values: test)"),  # caught by the data step, before any paper step
         (("info_coevolution.strategies.random.strategy=entropy",), None, "info_coevolution-prepare",
          "strategies.random: unknown annotation strategy 'entropy'"),
         (("info_coevolution.budget=1.5",), None, "info_coevolution-prepare", "a count above 1 must be a whole"),
