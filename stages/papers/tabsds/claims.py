@@ -41,32 +41,28 @@ def competitive_verdict(dataset_verdicts: dict[str, str], share: float) -> tuple
     return "inconclusive", f"{held} of {n} datasets hold, {failed} fail ({needed} needed): {summary}."
 
 
+PAIRED_METRICS = (  # (column, name, TabSDS − peer must lie wholly ...)
+    ("detection_auroc", "detection AUROC", "below"),
+    ("utility_synthetic", "TSTR utility", "above"),
+)
+
+
 def competitive_claim(runs: pl.DataFrame, params: TabSDSParams) -> Claim:
     names = params.claims
     evidence, verdicts, means = [], {}, {}
     for dataset in params.grid.datasets:
-        parts = []
-        for label in names.deep:
-            parts.append(
-                compare_paired(
-                    f"{names.method} − {label} detection AUROC on {dataset}",
-                    per_seed(runs, dataset, names.method, "detection_auroc"),
-                    per_seed(runs, dataset, label, "detection_auroc"),
-                    0.0,
-                    "below",
-                    names.confidence,
-                )
+        parts = [
+            compare_paired(
+                f"{names.method} − {label} {what} on {dataset}",
+                per_seed(runs, dataset, names.method, column),
+                per_seed(runs, dataset, label, column),
+                0.0,
+                direction,
+                names.confidence,
             )
-            parts.append(
-                compare_paired(
-                    f"{names.method} − {label} TSTR utility on {dataset}",
-                    per_seed(runs, dataset, names.method, "utility_synthetic"),
-                    per_seed(runs, dataset, label, "utility_synthetic"),
-                    0.0,
-                    "above",
-                    names.confidence,
-                )
-            )
+            for label in names.deep
+            for column, what, direction in PAIRED_METRICS
+        ]
         verdicts[dataset] = combine([part.verdict for part in parts])
         evidence += parts
         means[dataset] = {
