@@ -11,7 +11,7 @@ from stages.core.errors import DataValidationError, ParamsError
 from stages.core.params import read_params_file, validate_section
 from stages.methods.del_screens.files import Screen
 from stages.methods.del_screens.scoring import score_file
-from stages.papers.kindel.claims import disynthon_claim, sanity_claim, winners_claim
+from stages.papers.kindel.claims import disynthon_claim, rivals, sanity_claim, winners_claim
 from stages.papers.kindel.evaluate import ranks, summary
 from stages.papers.kindel.params import KinDELParams
 from stages.papers.kindel.pipeline import folder_deps
@@ -69,6 +69,11 @@ def made_up_scores(disynthon_penalty: float) -> pl.DataFrame:
                 row["test_rho_affinity"] = 0.9 + noise
                 rows.append(row)
     return pl.DataFrame(rows)
+
+
+def test_a_compose_winner_is_not_compared_with_the_other_compose_variant():
+    assert rivals("compose_full", params()) == ["rf", "xgboost", "knn", "dnn"]
+    assert rivals("rf", params()) == ["xgboost", "knn", "dnn", "compose_full", "compose_factorized"]
 
 
 def test_claims_follow_the_made_up_scores():
