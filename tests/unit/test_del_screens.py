@@ -220,3 +220,12 @@ def test_factorized_and_nb_variants_train():
         data = compose.featurise(screen.library, options)
         fitted = compose.fit(options, data, data, seed=0)
         assert len(fitted.history) == 3 and np.isfinite(fitted.score(data)).all()
+
+
+def test_random_forest_on_two_jobs_predicts_the_same_bytes():
+    from stages.methods.del_screens.baselines import REGRESSORS
+
+    rng = np.random.default_rng(0)
+    X, y = rng.integers(0, 2, (300, 200)).astype(np.uint8), rng.normal(size=300)
+    runs = [REGRESSORS.build("rf", {"n_jobs": 2}).fit(X, y, seed=1).predict(X) for _ in range(3)]
+    assert all(run.tobytes() == runs[0].tobytes() for run in runs)

@@ -21,7 +21,8 @@ REGRESSORS: Registry = Registry("fingerprint regressor")
 
 @REGRESSORS.register("rf")
 class RandomForest:
-    """scikit-learn's RandomForestRegressor (its defaults: 100 trees, all features per split)."""
+    """scikit-learn's RandomForestRegressor (its defaults: 100 trees, all features per split); `n_jobs` only
+    for fitting."""
 
     class Options(StrictModel):
         n_estimators: int = Field(100, ge=1)
@@ -41,7 +42,9 @@ class RandomForest:
         return self
 
     def predict(self, X) -> np.ndarray:
-        return self.model.predict(X)
+        """Summed over trees on one thread: parallel prediction adds the trees in a varying order, and the
+        last bits of the float sum with it (fitting with several jobs is deterministic)."""
+        return self.model.set_params(n_jobs=1).predict(X)
 
 
 @REGRESSORS.register("xgboost")
