@@ -1,0 +1,110 @@
+"""The KinDEL paper: params errors, the metrics of one fit, claims logic on made-up scores, score your own
+library."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+
+from stages.core.errors import DataValidationError, ParamsError
+from stages.core.params import read_params_file, validate_section
+from stages.methods.del_screens.files import Screen
+from stages.methods.del_screens.scoring import score_file
+from stages.papers.kindel.claims import disynthon_claim, rivals, sanity_claim, winners_claim
+from stages.papers.kindel.evaluate import ranks, summary
+from stages.papers.kindel.params import KinDELParams
+from stages.papers.kindel.pipeline import folder_deps
+from stages.papers.kindel.scores import COLUMNS, heldout_scores
+from tests.conftest import REPO_ROOT
+from tests.unit.test_del_screens import real_format_folder
+
+
+def params(**changes) -> KinDELParams:
+    raw = read_params_file(REPO_ROOT / "params.yaml")["kindel"]
+    raw.update(changes)
+    return validate_section(KinDELParams, raw, "kindel")
+
+
+def test_params_name_the_bad_key():
+    with pytest.raises(ParamsError, match=r"baselines\.rf"):
+        params(baselines={"rf": {"model": "rf", "options": {"n_estimators": 0}}})
+    with pytest.raises(ParamsError, match=r"needs kindel\.folder"):
+        params(source="folder")
+    with pytest.raises(ParamsError, match="claims name models not run"):
+        params(claims={"on_dna_best": "gin"})
+    assert folder_deps({"kindel": {"source": "folder", "folder": "/data/kindel"}}) == {
+        "kindel_folder": "/data/kindel"
+    }
+    assert folder_deps({"kindel": {"source": "simulated"}}) == {}
+
+
+def test_heldout_scores_are_minus_spearman_in_four_columns():
+    table = pl.DataFrame({"molecule_hash": ["a", "b", "c", None], "kd": [1.0, 10.0, 100.0, 0.5]})
+    screen = Screen(pl.DataFrame(), {}, {"ondna": table, "offdna": table})
+    rows = [
+        {"set": kind, "row": i, "prediction": p}
+        for kind in ("ondna", "offdna")
+        for i, p in enumerate([3.0, 2.0, 1.0, 0.0])
+    ]
+    scores = heldout_scores(screen, pl.DataFrame(rows))
+    assert scores["in_library_ondna"] == pytest.approx(1.0)  # perfect order among library compounds
+    assert scores["extended_offdna"] == pytest.approx(
+        -0.2
+    )  # the external one (lowest Kd, lowest score) breaks it
+
+
+def made_up_scores(disynthon_penalty: float) -> pl.DataFrame:
+    rng = np.random.default_rng(0)
+    rows = []
+    for model, level in (("rf", 0.8), ("xgboost", 0.6), ("knn", 0.5), ("dnn", 0.4), ("compose_full", 0.7)):
+        for kind in ("random", "disynthon"):
+            for split in (1, 2, 3):
+                shift = disynthon_penalty if kind == "disynthon" else 0.0
+                noise = rng.normal(0, 0.005)
+                row = {"model": model, "kind": kind, "split": split, "test_mse": 10 + 20 * shift + noise}
+                row |= {c: level - shift + noise for c in COLUMNS}
+                row["in_library_offdna"] += 0.3 if model == "compose_full" else 0.0
+                row["extended_offdna"] += 0.3 if model == "compose_full" else 0.0
+                row["test_rho_affinity"] = 0.9 + noise
+                rows.append(row)
+    return pl.DataFrame(rows)
+
+
+def test_a_compose_winner_is_not_compared_with_the_other_compose_variant():
+    assert rivals("compose_full", params()) == ["rf", "xgboost", "knn", "dnn"]
+    assert rivals("rf", params()) == ["xgboost", "knn", "dnn", "compose_full", "compose_factorized"]
+
+
+def test_claims_follow_the_made_up_scores():
+    p = params(default={"compose": ["compose_full"]})
+    assert disynthon_claim(made_up_scores(0.2), p).verdict == "holds"
+    assert disynthon_claim(made_up_scores(-0.2), p).verdict == "fails"
+    assert disynthon_claim(made_up_scores(0.0), p).verdict == "inconclusive"
+    scores = made_up_scores(0.1)
+    rank_table = ranks(summary(scores), p.models)
+    assert rank_table["random"]["in_library_ondna"]["rf"] == 1
+    assert rank_table["random"]["extended_offdna"]["compose_full"] == 1
+    assert winners_claim(scores, p, rank_table).verdict == "holds"
+    planted = {"beta_matrix": [0.0, 0.5, -0.5], "beta_target": [0.1, 0.0, -0.1]}
+    offsets = {"compose_full": {"random": {str(s): planted for s in (1, 2, 3)}}}
+    offsets["compose_full"]["random"]["2"] = {
+        "beta_matrix": [0.0, 0.4, -0.5],
+        "beta_target": [0.1, 0.0, -0.2],
+    }
+    assert sanity_claim(scores, offsets, planted, True, p).verdict == "holds"
+    assert sanity_claim(scores, offsets, {}, False, p).verdict == "inconclusive"
+
+
+def test_score_your_own_library(tmp_path):
+    real_format_folder(tmp_path / "kindel")
+    mine = tmp_path / "mine.csv"
+    pl.DataFrame({"name": ["x", "y"], "smiles": ["CCOCC", "c1ccncc1"]}).write_csv(mine)
+    summary_ = score_file(tmp_path / "kindel", "ddr1", mine, tmp_path / "out.csv", model="rf")
+    out = pl.read_csv(tmp_path / "out.csv")
+    assert out.columns == ["name", "smiles", "score"] and out.height == 2 and summary_["scored"] == 2
+    pl.DataFrame({"name": ["x"], "smiles": ["C1CC(("]}).write_csv(mine)
+    with pytest.raises(DataValidationError, match=r"row 0, column 'smiles'"):
+        score_file(tmp_path / "kindel", "ddr1", mine, tmp_path / "out.csv", model="rf")
+    with pytest.raises(DataValidationError, match="no column 'SMILES'"):
+        score_file(tmp_path / "kindel", "ddr1", mine, tmp_path / "out.csv", smiles_column="SMILES")
