@@ -157,13 +157,17 @@ def cooperative_loss(model: Rationalizer, batch: Batch, attacking: bool) -> torc
         loss = loss + config.sparsity_weight * sparsity_loss(z, batch.mask, model.target)
         loss = loss + config.continuity_weight * model.encoder.continuity(z, batch)
     if model.objective == "a2i" and attacking:
-        with (
-            torch.no_grad()
-        ):  # the attacker is frozen: Z_A is a constant, the term reaches the predictor only
-            z_attack = model.select(model.attacker, batch)
-        attacked = model.predictor(batch, z_attack)
-        loss = loss + config.cls_weight * config.instruction_weight * instruction_loss(attacked, batch.labels)
+        loss = loss + instruction_term(model, batch)
     return loss
+
+
+def instruction_term(model: Rationalizer, batch: Batch) -> torch.Tensor:
+    """A2I's instruction, weighted: the attacker is frozen (Z_A a constant), so it reaches the predictor only."""
+    with torch.no_grad():
+        z_attack = model.select(model.attacker, batch)
+    attacked = model.predictor(batch, z_attack)
+    weight = model.config.cls_weight * model.config.instruction_weight
+    return weight * instruction_loss(attacked, batch.labels)
 
 
 def attacker_loss(model: Rationalizer, batch: Batch) -> torch.Tensor:
