@@ -24,8 +24,8 @@ RESULTS_DIR = Path("reports/benchmarks")
 
 
 def workloads() -> dict[str, tuple[str, object]]:
-    """Training sets of the default sizes: 1,500 reviews of 30 tokens, 700 motif graphs."""
-    reviews = text_splits(generate_reviews(ReviewParams(n_train=1500, n_dev=2, n_test=2), 0), 32, 0, 38)
+    """Training sets of the default sizes: 1,000 reviews of 30 tokens, 700 motif graphs."""
+    reviews = text_splits(generate_reviews(ReviewParams(n_train=1000, n_dev=2, n_test=2), 0), 32, 0, 38)
     graphs = graph_splits(graph_table(MotifParams(n_train=700, n_dev=2, n_test=2), 0))
     return {"text": ("gru", reviews["train"]), "graphs": ("gcn", graphs["train"])}
 
@@ -33,7 +33,9 @@ def workloads() -> dict[str, tuple[str, object]]:
 def run_benchmarks(repeats: int = 3) -> dict:
     """Samples/s of one training epoch, RNP vs A2I, text and graphs."""
     torch.set_num_threads(1)
-    config = RationaleConfig(hidden=32, epochs=1, batch_size=32, lr=5e-3)
+    config = RationaleConfig(
+        hidden=32, epochs=1, batch_size=32, lr=5e-3, sparsity_weight=2.4, continuity_weight=2.0
+    )
     calls, sizes = {}, {}
     for modality, (encoder, train) in workloads().items():
         sizes[modality] = len(train)
