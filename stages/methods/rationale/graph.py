@@ -1,5 +1,5 @@
-"""Edge rationales on graphs: GCN generator/attacker and a GCN predictor whose messages are weighted by z
-(the `gcn` encoder, torch_geometric).
+"""Edge rationales on graphs: GCN generator/attacker (reading the node features of the whole graph) and a GCN
+predictor that sees only the selected edges (the `gcn` encoder, torch_geometric).
 
 A graph's selectable units are its undirected edges, each once (`source < target`); message passing uses both
 directions with the same 0/1 weight, so a rationale is a subgraph.
@@ -17,6 +17,8 @@ from torch import nn
 from stages.core.errors import DataValidationError
 from stages.methods.rationale.base import Batch, Encoder
 from stages.methods.rationale.config import RationaleConfig
+
+PREDICTOR_INPUTS = 2  # the predictor's node inputs: selected degree and its square
 
 
 @dataclass
@@ -95,21 +97,24 @@ class GraphSelector(nn.Module):
 
 
 class GraphPredictor(nn.Module):
-    """Predictor: its own GCN with edge weights z (both directions) → max-pool per graph → linear → 2 logits."""
+    """Predictor: reads only the selected subgraph. Node inputs are each node's selected degree d = Σ z over its
+    edges, as [d/3, (d/3)²] (0 for a node outside the rationale, as an unselected token's zero vector); its own
+    GCN with edge weights z (both directions) → sum-pool per graph → linear → 2 logits."""
 
     def __init__(self, in_dim: int, config: RationaleConfig) -> None:
         super().__init__()
-        from torch_geometric.nn import GCNConv, global_max_pool
+        from torch_geometric.nn import GCNConv, global_add_pool
 
-        widths = [in_dim] + [config.hidden] * config.layers
+        widths = [PREDICTOR_INPUTS] + [config.hidden] * config.layers
         self.convs = nn.ModuleList(GCNConv(a, b) for a, b in itertools.pairwise(widths))
-        self.pool = global_max_pool
+        self.pool = global_add_pool
         self.head = nn.Linear(config.hidden, 2)
 
     def forward(self, batch: Batch, z: torch.Tensor) -> torch.Tensor:
         graph = batch.inputs
         edge_index, weight = both_directions(graph.edge_index, z)
-        h = graph.x
+        degree = torch.zeros(graph.num_nodes, dtype=z.dtype).index_add(0, edge_index[0], weight) / 3.0
+        h = torch.stack([degree, degree**2], dim=1)
         for conv in self.convs:
             h = torch.relu(conv(h, edge_index, weight))
         return self.head(self.pool(h, graph.batch))

@@ -1,5 +1,5 @@
 """The three data sets as model inputs: reviews and Rotten Tomatoes as `TextData` (one vocabulary per set, built
-on its training split), motif graphs as `GraphData` (constant node features)."""
+on its training split), motif graphs as `GraphData` (one-hot degree node features)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from stages.methods.rationale.graph import GraphData, make_graph_data
 from stages.methods.rationale.text import TextData, build_vocab, encode_texts, random_embeddings
 
 SPLITS = ("train", "dev", "test")
+MAX_DEGREE = 8
 
 
 def text_splits(
@@ -29,8 +30,14 @@ def text_splits(
     return out
 
 
+def degree_features(nodes: int, edges: np.ndarray, cap: int = MAX_DEGREE) -> np.ndarray:
+    """One-hot node degree (degrees above `cap` share the last slot): structure only, no label."""
+    degree = np.bincount(edges.ravel(), minlength=nodes)
+    return np.eye(cap + 1, dtype=np.float32)[np.minimum(degree, cap)]
+
+
 def graph_splits(frame: pl.DataFrame) -> dict[str, GraphData]:
-    """Train/dev/test `GraphData` of the motif table (one row per graph; node feature: a constant 1)."""
+    """Train/dev/test `GraphData` of the motif table (one row per graph; node features: one-hot degree)."""
     out = {}
     for split in SPLITS:
         rows = frame.filter(pl.col("split") == split)
@@ -38,7 +45,7 @@ def graph_splits(frame: pl.DataFrame) -> dict[str, GraphData]:
             np.stack([s, t], axis=1)
             for s, t in zip(rows["source"].to_list(), rows["target"].to_list(), strict=True)
         ]
-        features = [np.ones((n, 1), dtype=np.float32) for n in rows["nodes"].to_list()]
+        features = [degree_features(n, e) for n, e in zip(rows["nodes"].to_list(), edges, strict=True)]
         out[split] = make_graph_data(
             features, edges, rows["label"].to_list(), rows["gold"].to_list(), where=split
         )
