@@ -17,6 +17,7 @@ PAPER_SPECS = (
     "stages.papers.sharpening.pipeline",
     "stages.papers.tabsds.pipeline",
     "stages.papers.kindel.pipeline",
+    "stages.papers.a2i.pipeline",
 )
 
 PAPERS: Registry[Paper] = Registry("paper")
