@@ -21,7 +21,7 @@ from stages.core.io import write_json
 RESULTS_DIR = Path("reports/benchmarks")
 
 
-def ppo_throughput(iterations: int = 8, repeats: int = 3, seed: int = 0) -> dict:
+def ppo_throughput(iterations: int = 4, repeats: int = 3, seed: int = 0) -> dict:
     """Median env steps/s and update seconds per iteration, GBRL and MLP, runs in a seeded random order."""
     import torch
 

@@ -120,6 +120,7 @@ class GBRLParams(StrictModel):
     scale: Literal["default", "full"] = "default"
     default: Grid = Grid(
         steps={"cartpole": 50_000, "gotodoor": 40_960},
+        seeds=[0, 1, 2],
         epochs={"gotodoor.gbrl_shared": 4, "gotodoor.gbrl_separate": 4},
     )
     full: Grid = Grid(

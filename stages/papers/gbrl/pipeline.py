@@ -80,4 +80,5 @@ PAPER = Paper(
     title="GBRL: gradient-boosted trees as a PPO actor-critic, against neural networks",
     pipeline=Pipeline.of_paper("gbrl", "GBRLParams", STEPS),
     benchmarks="stages.papers.gbrl.benchmarks:run_benchmarks",
+    commands=("stages.methods.rl.commands",),
 )
