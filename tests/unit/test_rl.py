@@ -87,14 +87,15 @@ def test_encoders_check_their_inputs():
         build_encoder("onehot")
 
 
-def test_minigrid_categorical_encoding_has_51_features():
-    env = make_env(GOTODOOR)
+@pytest.mark.parametrize("env_id", ["MiniGrid-GoToDoor-5x5-v0", "MiniGrid-DoorKey-5x5-v0"])
+def test_minigrid_categorical_encoding_has_51_features(env_id):
+    env = make_env(GOTODOOR.model_copy(update={"env_id": env_id}))
     observation, _ = env.reset(seed=0)
     assert observation.shape == (51,)
     assert all(isinstance(value, str) for value in observation)
     assert observation[0].count(",") == 2  # "object,color,state"
     assert observation[49] in {"0", "1", "2", "3"}
-    assert observation[50].startswith("go to the")
+    assert observation[50].startswith(("go to the", "use the key"))
 
 
 def test_unknown_env_id_or_wrapper_is_a_clear_error():
@@ -161,3 +162,40 @@ def test_evaluation_takes_the_same_number_of_episodes_from_every_env():
     model = MLPActorCritic(4, 2, hidden=(8,), seed=0)
     returns = evaluate_policy(CARTPOLE, model, "continuous", episodes=6, n_envs=3, seed=0)
     assert len(returns) == 6 and all(math.isfinite(r) and r >= 1 for r in returns)
+
+
+def test_rl_train_command_saves_a_model_that_loads(tmp_path, capsys):
+    import argparse
+    import json
+
+    from stages.methods.rl.commands import add_commands
+
+    parser = argparse.ArgumentParser()
+    add_commands(parser.add_subparsers())
+    output = tmp_path / "cartpole"
+    args = parser.parse_args(
+        [
+            "rl-train",
+            "--env-id",
+            "CartPole-v1",
+            "--model",
+            "gbrl-separate",
+            "--steps",
+            "64",
+            "--n-envs",
+            "2",
+            "--n-steps",
+            "32",
+            "--batch-size",
+            "32",
+            "--output",
+            str(output),
+        ]
+    )
+    args.handler(args)
+    out = capsys.readouterr().out
+    summary = json.loads(out[out.index('{\n  "env_id"') :])
+    assert summary["env_steps"] == 64 and summary["size"]["trees"] == 4
+    model = GBRLActorCritic(GBRLConfig(shared_tree=False), 4, 2)
+    model.load(output)
+    assert model.size()["trees"] == 2 * 2  # 2 minibatches × (policy tree + value tree)
