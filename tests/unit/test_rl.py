@@ -128,6 +128,11 @@ def test_gbrl_trains_one_tree_per_minibatch_and_round_trips(tmp_path, shared):
     iterations = 128 // (TINY.n_envs * TINY.n_steps) * (TINY.n_envs * TINY.n_steps // TINY.batch_size)
     assert model.size()["trees"] == iterations * (1 if shared else 2)
     model.save(tmp_path / "ac")
+    for file in tmp_path.glob(
+        "ac*.gbrl_model"
+    ):  # the header's alignment padding is zeroed (same bytes per model)
+        header = file.read_bytes()[:24]
+        assert header[6:8] == bytes(2) and header[20:24] == bytes(4)
     fresh = GBRLActorCritic(GBRLConfig(shared_tree=shared), input_dim=4, n_actions=2)
     fresh.load(tmp_path / "ac")
     observations = np.random.default_rng(0).normal(size=(16, 4)).astype(np.float32)

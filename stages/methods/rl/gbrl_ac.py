@@ -46,6 +46,24 @@ def _build(config: GBRLConfig, input_dim: int, n_actions: int):
     )
 
 
+# gbrl 1.1.9 writes its 24-byte serialisation header struct raw, alignment padding included: bytes 6–7 and
+# 20–23 hold whatever was in memory (seen: fragments of stack and heap addresses), so the same model gave other
+# bytes in another process. They are never read back; zeroing them makes a saved model's bytes a function of the
+# model alone. (The metadata struct after it has no padding: its bool and three 1-byte enums fill 4 bytes.)
+PADDING = ((6, 2), (20, 4))
+VERSION = b"\x01\x00\x01\x00\x09\x00"  # 1.1.9
+
+
+def zero_padding(path: Path) -> None:
+    """Zero the alignment padding of one `.gbrl_model` file written by gbrl 1.1.9."""
+    data = bytearray(path.read_bytes())
+    if data[:6] != VERSION:
+        raise ValueError(f"{path}: not a gbrl 1.1.9 model file (header {bytes(data[:6]).hex()})")
+    for offset, length in PADDING:
+        data[offset : offset + length] = bytes(length)
+    path.write_bytes(bytes(data))
+
+
 class GBRLActorCritic(ActorCritic):
     """PPO's actor-critic as a GBT ensemble; observations are float arrays or object arrays of strings."""
 
@@ -87,6 +105,11 @@ class GBRLActorCritic(ActorCritic):
     def save(self, path: str | Path) -> None:
         """gbrl's own binary format: `<path>.gbrl_model` (shared) or `<path>_policy/_value.gbrl_model` + meta."""
         self.model.save_learner(str(path))
+        suffixes = (
+            ("_policy.gbrl_model", "_value.gbrl_model") if not self.config.shared_tree else (".gbrl_model",)
+        )
+        for suffix in suffixes:
+            zero_padding(Path(f"{path}{suffix}"))
 
     def load(self, path: str | Path) -> None:
         from gbrl.models import ActorCritic as GBRLModel
