@@ -18,6 +18,7 @@ PAPER_SPECS = (
     "stages.papers.tabsds.pipeline",
     "stages.papers.kindel.pipeline",
     "stages.papers.a2i.pipeline",
+    "stages.papers.gbrl.pipeline",
 )
 
 PAPERS: Registry[Paper] = Registry("paper")

@@ -1,0 +1,1 @@
+"""GBRL (Fuhrer, Tessler, Dalal, ICML 2025): gradient-boosted trees as a PPO actor-critic, against networks."""

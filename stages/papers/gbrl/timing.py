@@ -1,0 +1,135 @@
+"""Step `gbrl-timing`, a benchmark step: update time per PPO iteration and env steps per second per policy,
+the Table 1 update cost, the update-time figure, and the card's claims about time.
+
+- `update_cost`: per repeat, XGBoost's and CatBoost's seconds for the same one-tree updates ÷ gbrl's, t interval
+  over the interleaved repeats wholly above `speed_ratio` (GBRL fastest);
+- `shared_update_time`: per seed, the separate trees' update seconds per PPO iteration ÷ the shared tree's,
+  wholly above 1 (the shared tree updates faster).
+
+Reads only `timings/` files and writes only under `timings/`: no data output depends on a wall-clock time.
+"""
+
+from __future__ import annotations
+
+import statistics
+
+import numpy as np
+
+from stages.core.claims import Claim, compare, verdict_claim, write_claims
+from stages.core.context import StepContext
+from stages.core.io import read_json, write_json
+from stages.core.metrics import new_figure, save_figure
+from stages.papers.gbrl.params import GBRLParams
+
+
+def train_summary(train: dict) -> dict:
+    """Per task and policy: median update seconds per iteration and env steps per second of rollout."""
+    out: dict = {}
+    for run in train["runs"]:
+        entry = out.setdefault(run["task"], {}).setdefault(run["policy"], {"update": [], "steps_per_s": []})
+        entry["update"].append(statistics.median(run["update_seconds"]))
+        entry["steps_per_s"].append(run["env_steps"] / sum(run["rollout_seconds"]))
+    return {
+        task: {
+            policy: {
+                "update_seconds_per_iteration": round(statistics.median(v["update"]), 4),
+                "env_steps_per_second": round(statistics.median(v["steps_per_s"]), 1),
+            }
+            for policy, v in per.items()
+        }
+        for task, per in out.items()
+    }
+
+
+def update_cost_claim(cost: dict, params: GBRLParams) -> tuple[Claim, dict]:
+    c = params.claims
+    seconds = cost["seconds"]
+    evidence, ratios = [], {}
+    for peer in ("xgboost", "catboost"):
+        values = {str(i): p / g for i, (p, g) in enumerate(zip(seconds[peer], seconds["gbrl"], strict=True))}
+        ratios[peer] = round(float(np.median(list(values.values()))), 3)
+        item = compare(
+            f"{peer} / gbrl seconds for {cost['iterations']} updates",
+            values,
+            c.speed_ratio,
+            "above",
+            c.confidence,
+            note="intervals over interleaved repeats, not seeds",
+        )
+        item.median = float(np.median(list(values.values())))
+        evidence.append(item)
+    medians = {name: round(statistics.median(values), 3) for name, values in seconds.items()}
+    claim = verdict_claim(
+        id="update_cost",
+        statement="One GBRL boosting update is cheaper than XGBoost's and CatBoost's (Table 1: 5.5 s vs 67 s and "
+        "36 s for 1000 updates).",
+        measured={
+            "median_seconds": medians,
+            "median_ratio_to_gbrl": ratios,
+            "iterations": cost["iterations"],
+            "batch": [cost["rows"], cost["features"]],
+            "targets": cost["targets"],
+        },
+        criterion=f"per peer, t interval over repeats of peer/gbrl seconds wholly above {c.speed_ratio}",
+        evidence=evidence,
+    )
+    return claim, medians
+
+
+def shared_time_claim(train: dict, params: GBRLParams) -> Claim:
+    c = params.claims
+    task = c.minigrid_task
+    per = {
+        label: {
+            str(r["seed"]): statistics.median(r["update_seconds"])
+            for r in train["runs"]
+            if r["task"] == task and r["policy"] == label
+        }
+        for label in (c.shared_label, c.separate_label)
+    }
+    ratios = {seed: per[c.separate_label][seed] / per[c.shared_label][seed] for seed in per[c.shared_label]}
+    return verdict_claim(
+        id="shared_update_time",
+        statement="The shared actor-critic tree updates faster than separate policy and value trees (Fig. 3: "
+        "~2× throughput).",
+        measured={"task": task, "median_update_seconds": per, "workers": train.get("workers")},
+        criterion="t interval over seeds of separate/shared median update seconds per PPO iteration wholly above 1",
+        evidence=[
+            compare(
+                f"{c.separate_label} / {c.shared_label} update seconds on {task}",
+                ratios,
+                1.0,
+                "above",
+                c.confidence,
+                note="runs trained side by side in worker processes",
+            )
+        ],
+    )
+
+
+def time_figure(summary: dict, cost_medians: dict, path) -> None:
+    figure, (left, right) = new_figure(9.0, 3.6, ncols=2)
+    labels, heights = [], []
+    for task, per in summary.items():
+        for policy, values in per.items():
+            labels.append(f"{task}\n{policy}")
+            heights.append(values["update_seconds_per_iteration"])
+    left.bar(range(len(labels)), heights)
+    left.set_xticks(range(len(labels)), labels, fontsize=7)
+    left.set(ylabel="seconds per PPO iteration (median)", title="PPO update time", yscale="log")
+    right.bar(list(cost_medians), list(cost_medians.values()))
+    right.set(ylabel="seconds (median of repeats)", title="Table 1: one-tree updates", yscale="log")
+    save_figure(figure, path)
+
+
+def run(ctx: StepContext) -> None:
+    params: GBRLParams = ctx.params
+    train, cost = read_json(ctx.input("train_timings")), read_json(ctx.input("update_cost"))
+    summary = train_summary(train)
+    cost_claim, medians = update_cost_claim(cost, params)
+    claims = [cost_claim, shared_time_claim(train, params)]
+    write_json({"ppo": summary, "update_cost_median_seconds": medians}, ctx.output("time_summary"))
+    time_figure(summary, medians, ctx.output("time_figure"))
+    for claim in claims:
+        ctx.log(f"{claim.id}: {claim.verdict}: {claim.reason}")
+    write_claims(claims, ctx.output("claims"))
