@@ -16,6 +16,7 @@ PAPER_SPECS = (
     "stages.papers.fdiv_losses.pipeline",
     "stages.papers.sharpening.pipeline",
     "stages.papers.tabsds.pipeline",
+    "stages.papers.activation_comm.pipeline",
 )
 
 PAPERS: Registry[Paper] = Registry("paper")
