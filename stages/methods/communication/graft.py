@@ -5,11 +5,18 @@ decodes. One graft, on B's prefill pass only; A's pass stops at layer k."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any
 
 from stages.methods.communication.combine import COMBINATIONS, combine
-from stages.models.lm.decoding import Generation, continuation_logprob, generate
+from stages.models.lm.decoding import (
+    Generation,
+    continuation_logprob,
+    continuation_logprobs,
+    generate,
+    generate_rows,
+)
 from stages.models.lm.hooks import edit_residual, replace_residual, residuals
 
 
@@ -35,12 +42,12 @@ def sender_states(lm_a: Any, ids_a: list[int], graft: Graft) -> Any:
     return states if graft.weight is None else states @ graft.weight.T.to(states.dtype)
 
 
-def graft_context(lm_b: Any, states: Any, position: int, graft: Graft) -> Callable:
+def graft_context(lm_b: Any, states: Any, position: int, graft: Graft, row: int = 0) -> Callable:
     """The prefill context for B: its vector at `position` (the last prompt token) becomes f(a, b); with
     `all_tokens`, the last min(n_A, position + 1) positions up to it each combine with A's aligned vector."""
     if not graft.all_tokens:
         return lambda: replace_residual(
-            lm_b, graft.j, position, lambda b: combine(graft.combination, states[-1], b)
+            lm_b, graft.j, position, lambda b: combine(graft.combination, states[-1], b), row
         )
 
     def edit(stream: Any) -> Any:
@@ -50,7 +57,7 @@ def graft_context(lm_b: Any, states: Any, position: int, graft: Graft) -> Callab
         stream[rows] = combine(graft.combination, states[-width:], stream[rows])
         return stream
 
-    return lambda: edit_residual(lm_b, graft.j, edit)
+    return lambda: edit_residual(lm_b, graft.j, edit, row)
 
 
 def graft_generate(
@@ -82,3 +89,38 @@ def graft_logprob(
     """log p_B(answer | x_B, graft): the graft at B's last prompt token, the answer scored in the same pass."""
     states = sender_states(lm_a, ids_a, graft) if states is None else states
     return continuation_logprob(lm_b, ids_b, answer_ids, graft_context(lm_b, states, len(ids_b) - 1, graft))
+
+
+Plan = tuple[Graft, Any] | None  # a graft and A's (mapped) layer-k stream, or None: B left alone
+
+
+def plans_context(lm_b: Any, plans: list[Plan], position: int) -> Callable:
+    """One prefill context grafting plan r into batch row r."""
+
+    def enter() -> ExitStack:
+        stack = ExitStack()
+        for row, plan in enumerate(plans):
+            if plan is not None:
+                stack.enter_context(graft_context(lm_b, plan[1], position, plan[0], row)())
+        return stack
+
+    return enter
+
+
+def graft_rows(
+    lm_b: Any,
+    ids_b: list[int],
+    plans: list[Plan],
+    max_new_tokens: int,
+    top_p: float | None = None,
+    seed: int = 0,
+) -> list[Generation]:
+    """B's answers to `ids_b` under several grafts at once (one batch row each; None: no graft)."""
+    context = plans_context(lm_b, plans, len(ids_b) - 1)
+    return generate_rows(lm_b, ids_b, len(plans), max_new_tokens, top_p, seed, context)
+
+
+def graft_logprob_rows(lm_b: Any, ids_b: list[int], answer_ids: list[int], plans: list[Plan]) -> list[float]:
+    """log p_B(answer | x_B) under several grafts at once (one batch row each)."""
+    context = plans_context(lm_b, plans, len(ids_b) - 1)
+    return continuation_logprobs(lm_b, ids_b, answer_ids, len(plans), context)

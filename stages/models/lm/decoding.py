@@ -52,6 +52,21 @@ def generate(
     `prefill()` returns a context manager entered around the prompt's pass only; cached decoding steps run
     outside it. `top_p` None is greedy; otherwise nucleus sampling seeded by `seed`.
     """
+    return generate_rows(lm, ids, 1, max_new_tokens, top_p, seed, prefill)[0]
+
+
+def generate_rows(
+    lm: Any,
+    ids: list[int],
+    rows: int,
+    max_new_tokens: int,
+    top_p: float | None = None,
+    seed: int = 0,
+    prefill: Prefill | None = None,
+) -> list[Generation]:
+    """`rows` decodes of the same prompt in one batch, e.g. each with its own residual edit (hooks with
+    `row=`): one forward pass per step serves them all. Each row stops at its own end-of-turn id; its `passes`
+    count the passes it needed alone."""
     import torch
 
     if max_new_tokens < 1:
@@ -59,20 +74,28 @@ def generate(
     if top_p is not None and not 0 < top_p <= 1:
         raise ValueError(f"top_p={top_p}: expected 0 < p ≤ 1")
     generator = torch.Generator().manual_seed(seed)
-    out_ids: list[int] = []
-    passes = 1
+    out_ids: list[list[int]] = [[] for _ in range(rows)]
+    passes, done = [1] * rows, [False] * rows
     with torch.no_grad():
         with prefill() if prefill is not None else nullcontext():
-            output = lm.model(torch.tensor([ids]), use_cache=True, logits_to_keep=1)
+            output = lm.model(torch.tensor([ids] * rows), use_cache=True, logits_to_keep=1)
         for step in range(max_new_tokens):
-            token = next_token(output.logits[0, -1], top_p, generator)
-            if token in lm.tokenizer.eos_ids:
+            tokens = [next_token(output.logits[row, -1], top_p, generator) for row in range(rows)]
+            for row, token in enumerate(tokens):
+                if done[row]:
+                    continue
+                if token in lm.tokenizer.eos_ids:
+                    done[row] = True
+                    continue
+                out_ids[row].append(token)
+                passes[row] += step + 1 < max_new_tokens
+            if all(done) or step + 1 == max_new_tokens:
                 break
-            out_ids.append(token)
-            if step + 1 < max_new_tokens:
-                output = lm.model(torch.tensor([[token]]), cache=output.cache, use_cache=True)
-                passes += 1
-    return Generation(out_ids, lm.tokenizer.decode(out_ids), len(ids), passes)
+            output = lm.model(torch.tensor([[t] for t in tokens]), cache=output.cache, use_cache=True)
+    return [
+        Generation(row_ids, lm.tokenizer.decode(row_ids), len(ids), row_passes)
+        for row_ids, row_passes in zip(out_ids, passes, strict=True)
+    ]
 
 
 def prefill_logits(lm: Any, ids: list[int], prefill: Prefill | None = None) -> Any:
@@ -81,6 +104,24 @@ def prefill_logits(lm: Any, ids: list[int], prefill: Prefill | None = None) -> A
 
     with torch.no_grad(), prefill() if prefill is not None else nullcontext():
         return lm.model(torch.tensor([ids]), use_cache=False).logits[0]
+
+
+def continuation_logprobs(
+    lm: Any, prompt: list[int], continuation: list[int], rows: int, prefill: Prefill | None = None
+) -> list[float]:
+    """log p(continuation | prompt) for `rows` copies of the sequence in one batched pass (each copy with its
+    own hooks, `row=`)."""
+    import torch
+
+    sequence = [*prompt, *continuation]
+    with torch.no_grad(), prefill() if prefill is not None else nullcontext():
+        logits = lm.model(torch.tensor([sequence] * rows), use_cache=False).logits
+    logprobs = torch.log_softmax(logits.double(), dim=-1)
+    start = len(prompt)
+    return [
+        float(sum(logprobs[row, start - 1 + i, token] for i, token in enumerate(continuation)))
+        for row in range(rows)
+    ]
 
 
 def continuation_logprob(

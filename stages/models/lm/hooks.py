@@ -34,8 +34,8 @@ def _with_hidden(output: Any, hidden: Any) -> Any:
 
 
 @contextmanager
-def edit_residual(lm: Any, layer: int, edit: Edit) -> Iterator[None]:
-    """Within the block, the prefill's residual stream after `layer` (batch row 0, shape (n, d)) becomes
+def edit_residual(lm: Any, layer: int, edit: Edit, row: int = 0) -> Iterator[None]:
+    """Within the block, the prefill's residual stream after `layer` (batch row `row`, shape (n, d)) becomes
     `edit(stream)` (a new tensor of the same shape) before block `layer + 1` reads it."""
     state = {"calls": 0}
 
@@ -44,7 +44,7 @@ def edit_residual(lm: Any, layer: int, edit: Edit) -> Iterator[None]:
         if state["calls"] > 1:
             return None
         hidden = _hidden(output).clone()
-        hidden[0] = edit(hidden[0])
+        hidden[row] = edit(hidden[row])
         return _with_hidden(output, hidden)
 
     handle = block(lm, layer).register_forward_hook(hook)
@@ -54,7 +54,7 @@ def edit_residual(lm: Any, layer: int, edit: Edit) -> Iterator[None]:
         handle.remove()
 
 
-def replace_residual(lm: Any, layer: int, position: int, edit: Edit) -> AbstractContextManager:
+def replace_residual(lm: Any, layer: int, position: int, edit: Edit, row: int = 0) -> AbstractContextManager:
     """Within the block, the prefill's residual vector at (`layer`, `position`) becomes `edit(vector)`;
     positions may be negative (−1: the last token of the pass)."""
 
@@ -63,7 +63,7 @@ def replace_residual(lm: Any, layer: int, position: int, edit: Edit) -> Abstract
         stream[position] = edit(stream[position])
         return stream
 
-    return edit_residual(lm, layer, at_position)
+    return edit_residual(lm, layer, at_position, row)
 
 
 @contextmanager

@@ -11,7 +11,7 @@ from stages.core.io import read_parquet, write_json, write_parquet
 from stages.core.progress import progress
 from stages.methods.communication import baselines
 from stages.methods.communication.compute import activation_flops, natural_language_flops, single_flops
-from stages.methods.communication.graft import Graft, graft_generate
+from stages.methods.communication.graft import Graft, graft_rows
 from stages.methods.communication.learned_map import MapTraining, final_token_activations, train_map
 from stages.models.lm.hooks import residuals
 from stages.papers.activation_comm.games import is_correct
@@ -63,10 +63,7 @@ def answer_item(sender, receiver, item: dict, depth: int, weight, params: Activa
         )
 
     for method in params.methods:
-        if method == "silent":
-            out = baselines.silent(receiver, item["x_b"], dec.max_new_tokens, dec.top_p).answer
-            record(method, out, 0, out.prompt_tokens, 0, single_flops(b, out.prompt_tokens, out.passes))
-        elif method == "skyline":
+        if method == "skyline":
             out = baselines.skyline(receiver, item["x_a"], item["x_b"], dec.max_new_tokens, dec.top_p).answer
             record(method, out, 0, out.prompt_tokens, 0, single_flops(b, out.prompt_tokens, out.passes))
         elif method == "natural_language":
@@ -83,21 +80,31 @@ def answer_item(sender, receiver, item: dict, depth: int, weight, params: Activa
             m = message.passes
             flops = natural_language_flops(a, b, message.prompt_tokens, out.prompt_tokens - m, m, out.passes)
             record(method, out, message.prompt_tokens, out.prompt_tokens - m, m, flops)
+    # silent and every graft read x_B: one batch, a row each (silent's row has no graft)
+    batched = [method for method in params.methods if method == "silent" or method in GRAFTS]
     states = residuals(sender, ids_a, depth)
-    for method in params.methods:
-        if method not in GRAFTS:
+    plans = [plan_of(method, states, depth, weight) for method in batched]
+    outputs = graft_rows(receiver, ids_b, plans, dec.max_new_tokens, dec.top_p)
+    for method, out in zip(batched, outputs, strict=True):
+        if method == "silent":
+            record(method, out, 0, len(ids_b), 0, single_flops(b, len(ids_b), out.passes))
             continue
         combination, mapped, all_tokens = GRAFTS[method]
-        graft = Graft(depth, depth, combination, weight if mapped else None, all_tokens)
-        sent = states @ weight.T if mapped else states
-        out = graft_generate(
-            sender, receiver, ids_a, ids_b, graft, dec.max_new_tokens, dec.top_p, states=sent
-        )
         flops = activation_flops(a, b, len(ids_a), len(ids_b), out.passes, depth, combination, mapped)
         if all_tokens:
             flops += (min(len(ids_a), len(ids_b)) - 1) * min(a.hidden, b.hidden)
         record(method, out, len(ids_a), len(ids_b), 0, flops)
-    return rows
+    order = {method: index for index, method in enumerate(params.methods)}
+    return sorted(rows, key=lambda row: order[row["method"]])
+
+
+def plan_of(method: str, states, depth: int, weight):
+    """The graft of a method (None for silent) with A's stream, mapped by W for AC(W)."""
+    if method == "silent":
+        return None
+    combination, mapped, all_tokens = GRAFTS[method]
+    graft = Graft(depth, depth, combination, weight if mapped else None, all_tokens)
+    return graft, (states @ weight.T if mapped else states)
 
 
 def run(ctx: StepContext) -> None:

@@ -86,8 +86,8 @@ def company_name(rng: np.random.Generator) -> str:
     return "".join(SYLLABLES[i] for i in parts).capitalize()
 
 
-def good_or_bad(rng: np.random.Generator, good: bool, bad_index: int) -> str:
-    return GOOD_NEWS[int(rng.integers(len(GOOD_NEWS)))] if good else BAD_NEWS[bad_index]
+def good_news(rng: np.random.Generator) -> str:
+    return GOOD_NEWS[int(rng.integers(len(GOOD_NEWS)))]
 
 
 def _tip_sheets(rng: np.random.Generator, n: int) -> list[dict]:
@@ -100,7 +100,8 @@ def _tip_sheets(rng: np.random.Generator, n: int) -> list[dict]:
                 names.append(name)
         good = int(rng.integers(3))
         bad = rng.choice(len(BAD_NEWS), size=2, replace=False)
-        news = [good_or_bad(rng, i == good, bad[i - (i > good)]) for i in range(3)]
+        bad_left = iter(bad)
+        news = [good_news(rng) if i == good else BAD_NEWS[next(bad_left)] for i in range(3)]
         sheet = " ".join(f"{name} {what}." for name, what in zip(names, news, strict=True))
         question = f"Which company should I invest in: {names[0]}, {names[1]} or {names[2]}?"
         rows.append(

@@ -8,7 +8,7 @@ import polars as pl
 from stages.core.context import StepContext
 from stages.core.io import read_parquet, write_parquet
 from stages.core.progress import progress
-from stages.methods.communication.graft import Graft, graft_generate, graft_logprob
+from stages.methods.communication.graft import Graft, graft_logprob_rows, graft_rows
 from stages.models.lm.hooks import residuals_at
 from stages.papers.activation_comm.games import is_correct
 from stages.papers.activation_comm.models import load_agents, swept_depths
@@ -18,25 +18,17 @@ from stages.papers.activation_comm.params import ActivationCommParams
 def sweep_items(
     sender, receiver, items: pl.DataFrame, depths: list[int], params: ActivationCommParams
 ) -> list[dict]:
+    """Per dev item, every depth's graft in one batch (row r: k = j = depths[r])."""
     rows = []
     decoding = params.decoding
     for item in progress(items.iter_rows(named=True), desc="k = j sweep", total=items.height):
         ids_a, ids_b = sender.chat_ids(item["x_a"]), receiver.chat_ids(item["x_b"])
         answer_ids = receiver.tokenizer.encode(item["answer"])
         states = residuals_at(sender, ids_a, depths)
-        for depth in depths:
-            graft = Graft(depth, depth, "replace")
-            logprob = graft_logprob(sender, receiver, ids_a, ids_b, answer_ids, graft, states[depth])
-            output = graft_generate(
-                sender,
-                receiver,
-                ids_a,
-                ids_b,
-                graft,
-                decoding.max_new_tokens,
-                decoding.top_p,
-                states=states[depth],
-            )
+        plans = [(Graft(depth, depth, "replace"), states[depth]) for depth in depths]
+        logprobs = graft_logprob_rows(receiver, ids_b, answer_ids, plans)
+        outputs = graft_rows(receiver, ids_b, plans, decoding.max_new_tokens, decoding.top_p)
+        for depth, logprob, output in zip(depths, logprobs, outputs, strict=True):
             rows.append(
                 {
                     "game": item["game"],
