@@ -9,7 +9,14 @@ from stages.models.lm import loading
 from stages.models.lm.config import TinyLlamaConfig
 from stages.models.lm.decoding import continuation_logprob, generate, prefill_logits
 from stages.models.lm.flops import LMShape, forward_flops, layer_flops
-from stages.models.lm.hooks import edit_residual, read_residual, replace_residual, residuals, residuals_at
+from stages.models.lm.hooks import (
+    edit_residual,
+    last_token_residuals,
+    read_residual,
+    replace_residual,
+    residuals,
+    residuals_at,
+)
 from stages.models.lm.loading import MissingModelError, load_gguf, smollm2_path, tiny_llama
 
 
@@ -135,3 +142,10 @@ def test_smollm2_loads_offline_with_its_card_shape():
     assert (lm.n_layers, lm.d_model) == (30, 576)
     out = generate(lm, lm.chat_ids("Anna is at the Eiffel Tower. Which country is Anna in?"), 8)
     assert "France" in out.text
+
+
+def test_batched_last_token_residuals_match_one_by_one(lm):
+    sequences = [lm.tokenizer.encode(text) for text in ("a", "hello there", "abc")]
+    batched = last_token_residuals(lm, sequences, 2, batch_size=2)
+    for row, ids in zip(batched, sequences, strict=True):
+        assert torch.allclose(row, residuals(lm, ids, 2)[-1], atol=1e-5)

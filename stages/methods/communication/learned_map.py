@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from stages.models.lm.hooks import residuals
+from stages.models.lm.hooks import last_token_residuals
 
 
 @dataclass(frozen=True)
@@ -21,10 +21,7 @@ class MapTraining:
 
 def final_token_activations(lm: Any, sentences: list[str], layer: int) -> Any:
     """(n, d) residual vectors after `layer` at each sentence's last token (plain text, no chat frame)."""
-    import torch
-
-    rows = [residuals(lm, lm.tokenizer.encode(text), layer)[-1] for text in sentences]
-    return torch.stack(rows)
+    return last_token_residuals(lm, [lm.tokenizer.encode(text) for text in sentences], layer)
 
 
 def train_map(source: Any, target: Any, training: MapTraining = MapTraining()) -> tuple[Any, list[float]]:

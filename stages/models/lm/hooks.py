@@ -68,13 +68,15 @@ def replace_residual(lm: Any, layer: int, position: int, edit: Edit, row: int = 
 
 @contextmanager
 def read_residual(lm: Any, layer: int, stop: bool = False) -> Iterator[dict[str, Any]]:
-    """Within the block, the prefill's residual stream after `layer` (batch row 0, shape (n, d)) is stored
-    in the yielded dict under "hidden"; with `stop`, the pass ends there (raise caught by :func:`run_to`)."""
+    """Within the block, the prefill's residual stream after `layer` is stored in the yielded dict: batch
+    row 0 (n, d) under "hidden", every row (rows, n, d) under "batch"; with `stop`, the pass ends there by
+    raising :class:`StopForward` (the caller suppresses it)."""
     store: dict[str, Any] = {}
 
     def hook(_module: Any, _inputs: Any, output: Any) -> None:
         if "hidden" not in store:
-            store["hidden"] = _hidden(output)[0].detach().clone()
+            store["batch"] = _hidden(output).detach().clone()
+            store["hidden"] = store["batch"][0]
             if stop:
                 raise StopForward
 
@@ -106,3 +108,21 @@ def residuals_at(lm: Any, ids: list[int], layers: list[int]) -> dict[int, Any]:
         with suppress(StopForward):
             lm.model(torch.tensor([ids]), use_cache=False)
     return {layer: store["hidden"] for layer, store in stores.items()}
+
+
+def last_token_residuals(lm: Any, sequences: list[list[int]], layer: int, batch_size: int = 32) -> Any:
+    """(len(sequences), d): the residual vector after `layer` at each sequence's last token, in batches.
+
+    Shorter sequences are right-padded: under the causal mask no real token attends to a later pad, so the
+    padding changes nothing that is read."""
+    import torch
+
+    rows = []
+    for start in range(0, len(sequences), batch_size):
+        chunk = sequences[start : start + batch_size]
+        width = max(len(ids) for ids in chunk)
+        padded = torch.tensor([ids + [ids[-1]] * (width - len(ids)) for ids in chunk])
+        with read_residual(lm, layer, stop=True) as store, torch.no_grad(), suppress(StopForward):
+            lm.model(padded, use_cache=False)
+        rows += [store["batch"][index, len(ids) - 1] for index, ids in enumerate(chunk)]
+    return torch.stack(rows)
