@@ -85,7 +85,7 @@ def beats_silent(results: pl.DataFrame, params: ActivationCommParams) -> Claim:
     for game in games_of(results):
         evidence.append(difference(results, game, "replace", "silent", 0.0, params))
         ac, silent, sky = (accuracy(results, game, m) for m in ("replace", "silent", "skyline"))
-        gap[game] = round((ac - silent) / (sky - silent), 4) if sky != silent else None
+        gap[game] = round((ac - silent) / (sky - silent), 4) + 0.0 if sky != silent else None  # no -0.0
     verdicts = [item.verdict for item in evidence]
     verdict = (
         "holds" if "holds" in verdicts else "fails" if all(v == "fails" for v in verdicts) else "inconclusive"
