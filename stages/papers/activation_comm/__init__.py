@@ -1,0 +1,1 @@
+"""Communicating activations between LM agents (Ramesh & Li, ICML 2025): steps, games, claims."""

@@ -1,0 +1,82 @@
+"""Step `activation_comm-figures`: accuracy (and gold log-probability) vs k = j on the dev sweep, test accuracy
+vs FLOPs per method and game, and the accuracy / FLOPs table (metrics.json, a CSV for `dvc plots`)."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from stages.core.context import StepContext
+from stages.core.io import read_parquet
+from stages.core.metrics import new_figure, save_figure, write_metrics, write_plot_data
+
+
+def method_table(results: pl.DataFrame) -> pl.DataFrame:
+    """Accuracy, mean FLOPs and mean token counts per game and method."""
+    return (
+        results.group_by("game", "method")
+        .agg(
+            pl.col("correct").cast(pl.Float64).mean().alias("accuracy"),
+            pl.col("flops").mean().alias("flops"),
+            *(pl.col(c).cast(pl.Float64).mean().alias(f"mean_{c}") for c in ("p_a", "p_b", "m", "t")),
+            pl.len().alias("items"),
+        )
+        .sort("game", "method")
+    )
+
+
+def sweep_table(sweep: pl.DataFrame) -> pl.DataFrame:
+    return (
+        sweep.group_by("game", "depth")
+        .agg(pl.col("correct").cast(pl.Float64).mean().alias("accuracy"), pl.col("logprob").mean())
+        .sort("game", "depth")
+    )
+
+
+def layer_figure(table: pl.DataFrame, layers: int, path) -> None:
+    figure, axes = new_figure(8.4, 3.4, ncols=2)
+    for game in table["game"].unique(maintain_order=True):
+        rows = table.filter(pl.col("game") == game)
+        axes[0].plot(rows["depth"], rows["accuracy"], marker="o", label=game)
+        axes[1].plot(rows["depth"], rows["logprob"], marker="o", label=game)
+    axes[0].set(
+        xlabel=f"k = j (of {layers} layers)", ylabel="dev accuracy (f = replace)", title="accuracy vs layer"
+    )
+    axes[1].set(
+        xlabel=f"k = j (of {layers} layers)", ylabel="mean log p(gold answer)", title="selection criterion"
+    )
+    for axis in axes:
+        axis.legend(fontsize=7)
+    save_figure(figure, path)
+
+
+def flops_figure(table: pl.DataFrame, path) -> None:
+    games = table["game"].unique(maintain_order=True).to_list()
+    figure, axes = new_figure(4.4 * len(games), 3.6, ncols=len(games))
+    for axis, game in zip(np.atleast_1d(axes), games, strict=True):
+        rows = table.filter(pl.col("game") == game)
+        axis.scatter(rows["flops"], rows["accuracy"])
+        for row in rows.iter_rows(named=True):
+            axis.annotate(row["method"], (row["flops"], row["accuracy"]), fontsize=7)
+        axis.set_xscale("log")
+        axis.set(title=game, xlabel="FLOPs per answered item (Eq. 1–2)", ylabel="test accuracy")
+    save_figure(figure, path)
+
+
+def run(ctx: StepContext) -> None:
+    results, sweep = read_parquet(ctx.input("results")), read_parquet(ctx.input("sweep"))
+    table = method_table(results)
+    write_metrics(
+        {
+            game: {
+                row["method"]: {"accuracy": round(row["accuracy"], 4), "flops": float(f"{row['flops']:.4g}")}
+                for row in table.filter(pl.col("game") == game).iter_rows(named=True)
+            }
+            for game in table["game"].unique(maintain_order=True)
+        },
+        ctx.output("metrics"),
+    )
+    write_plot_data(table.select("game", "method", "accuracy", "flops"), ctx.output("plot_data"))
+    figures = ctx.output("figures")
+    layer_figure(sweep_table(sweep), int(sweep["layers"][0]), figures / "accuracy_vs_layer.png")
+    flops_figure(table, figures / "accuracy_vs_flops.png")

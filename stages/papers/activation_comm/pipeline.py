@@ -1,0 +1,68 @@
+"""The activation-communication pipeline: its artefacts and steps (the source `dvc.yaml` is generated from)."""
+
+from __future__ import annotations
+
+from stages.core.steps import Catalog, Pipeline, Plot, Step
+from stages.papers.paper import Paper
+
+DATA = Catalog(
+    "data/activation_comm",
+    games="games.parquet",
+    sentences="sentences.parquet",
+    sweep="sweep.parquet",
+    results="results.parquet",
+    setup="setup.json",
+    metrics="metrics.json",
+    plot_data="plots/accuracy_flops.csv",
+    figures="figures",
+    claims="claims.json",
+)
+SCALE = ("activation_comm.scale", "activation_comm.default", "activation_comm.full")
+MODELS = ("activation_comm.sender", "activation_comm.receiver", "activation_comm.decoding")
+
+STEPS = (
+    Step(
+        name="tasks",
+        deps={},
+        outs=DATA.pick("games", "sentences"),
+        params=(*SCALE, "activation_comm.corpus_path"),
+        description="generate Countries and Tip Sheets items (dev, test) and read the sentence corpus for AC(W)",
+    ),
+    Step(
+        name="sweep",
+        deps=DATA.pick("games"),
+        outs=DATA.pick("sweep"),
+        params=(*SCALE, *MODELS),
+        description="f = replace at each swept k = j on the dev items: gold-answer log-prob and greedy accuracy",
+    ),
+    Step(
+        name="evaluate",
+        deps=DATA.pick("games", "sentences", "sweep"),
+        outs=DATA.pick("results", "setup"),
+        params=(*SCALE, *MODELS, "activation_comm.map", "activation_comm.methods"),
+        description="at the best k = j: train AC(W), then every method on the test items with tokens and FLOPs",
+    ),
+    Step(
+        name="figures",
+        deps=DATA.pick("results", "sweep"),
+        outs=DATA.pick("figures"),
+        metrics=DATA.pick("metrics"),
+        plots={"plot_data": Plot(DATA["plot_data"], x="flops", y="accuracy", title="accuracy vs FLOPs")},
+        params=(),
+        description="accuracy vs layer (dev sweep), accuracy vs FLOPs per method and game",
+    ),
+    Step(
+        name="claims",
+        deps=DATA.pick("results", "sweep", "setup"),
+        outs=DATA.pick("claims"),
+        params=("activation_comm.claims",),
+        description="the card's six claims with paired bootstrap intervals over items",
+    ),
+)
+
+PAPER = Paper(
+    id="activation_comm",
+    title="Communicating activations between LM agents: grafting A's last-token activation into B",
+    pipeline=Pipeline.of_paper("activation_comm", "ActivationCommParams", STEPS),
+    benchmarks="stages.papers.activation_comm.benchmarks:run_benchmarks",
+)

@@ -1,0 +1,176 @@
+"""Activation communication: f, the learned map, grafting on a tiny Llama, the games, FLOPs (Eq. 1–2), claims."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+import torch
+
+from stages.methods.communication import baselines
+from stages.methods.communication.combine import combine
+from stages.methods.communication.compute import activation_flops, combination_flops, natural_language_flops
+from stages.methods.communication.graft import Graft, graft_generate, graft_logprob, graft_rows, sender_states
+from stages.methods.communication.learned_map import MapTraining, train_map
+from stages.models.lm.config import TinyLlamaConfig
+from stages.models.lm.decoding import continuation_logprob, generate
+from stages.models.lm.flops import forward_flops
+from stages.models.lm.loading import tiny_llama
+from stages.papers.activation_comm import claims as ac_claims
+from stages.papers.activation_comm.evaluate import answer_item, best_depth
+from stages.papers.activation_comm.games import check_unique_answers, generate_games, is_correct
+from stages.papers.activation_comm.models import swept_depths
+from stages.papers.activation_comm.params import ActivationCommParams
+
+
+@pytest.fixture(scope="module")
+def lm():
+    torch.set_num_threads(1)
+    return tiny_llama(TinyLlamaConfig(layers=4, hidden=32, heads=4, kv_heads=2, intermediate=48, seed=2))
+
+
+def test_combinations_and_the_unequal_width_rule():
+    a, b = torch.tensor([1.0, 2.0]), torch.tensor([10.0, 20.0, 30.0])
+    assert combine("replace", a, b).tolist() == [10.0, 1.0, 2.0]  # last min(d_A, d_B) coordinates
+    assert combine("sum", a, b).tolist() == [10.0, 21.0, 32.0]
+    assert combine("mean", a, b).tolist() == [10.0, 10.5, 16.0]
+    wide = torch.tensor([5.0, 6.0, 7.0, 8.0])
+    assert combine("replace", wide, b).tolist() == [6.0, 7.0, 8.0]
+    with pytest.raises(ValueError, match="unknown combination 'max'"):
+        combine("max", a, b)
+
+
+def test_learned_map_recovers_a_linear_map():
+    generator = torch.Generator().manual_seed(0)
+    truth = torch.randn(3, 5, generator=generator)
+    source = torch.randn(256, 5, generator=generator)
+    weight, losses = train_map(
+        source, source @ truth.T, MapTraining(epochs=30, batch_size=64, learning_rate=0.1)
+    )
+    assert losses[-1] < 1e-2 * losses[0]
+    assert torch.allclose(weight, truth, atol=0.1)
+
+
+def test_graft_replace_of_b_own_activation_is_b_itself(lm):
+    ids = lm.tokenizer.encode("Which country is Anna located in?")
+    graft = Graft(2, 2, "replace")
+    assert graft_generate(lm, lm, ids, ids, graft, 6).ids == generate(lm, ids, 6).ids
+    answer = lm.tokenizer.encode("France")[1:]
+    # A's pass stops at the prompt, B's also reads the answer: same maths, other matmul shapes (float rounding)
+    assert graft_logprob(lm, lm, ids, ids, answer, graft) == pytest.approx(
+        continuation_logprob(lm, ids, answer), rel=1e-7
+    )
+
+
+def test_graft_from_another_prompt_changes_b(lm):
+    ids_a, ids_b = lm.tokenizer.encode("Anna is at the Eiffel Tower."), lm.tokenizer.encode("Where is Anna?")
+    answer = lm.tokenizer.encode("France")[1:]
+    plain = continuation_logprob(lm, ids_b, answer)
+    for combination in ("replace", "sum", "mean"):
+        assert graft_logprob(lm, lm, ids_a, ids_b, answer, Graft(3, 3, combination)) != plain
+    assert graft_logprob(lm, lm, ids_a, ids_b, answer, Graft(3, 3, "sum", all_tokens=True)) != plain
+    mapped = Graft(3, 3, "replace", weight=torch.eye(32))
+    assert torch.equal(sender_states(lm, ids_a, mapped), sender_states(lm, ids_a, Graft(3, 3)))
+
+
+def test_games_have_unique_answers_in_the_papers_format():
+    games = generate_games(7, {"dev": 30, "test": 200})
+    assert games.group_by("game", "split").len().sort("game", "split")["len"].to_list() == [30, 200, 30, 200]
+    check_unique_answers(games)
+    for row in games.iter_rows(named=True):
+        assert row["candidates"].count(row["answer"]) == 1
+        if row["game"] == "countries":
+            person = row["x_a"].split(" is at the ")[0]
+            assert row["x_b"].startswith(f"Which country is {person} located in?")
+        else:
+            good = [c for c in row["candidates"] if f"{c} " in row["x_a"]]
+            assert len(good) == 3 and row["answer"] in row["x_b"]
+    assert generate_games(7, {"dev": 30, "test": 200}).equals(games)
+
+
+def test_a_duplicate_answer_is_rejected():
+    games = generate_games(0, {"test": 2}).with_columns(
+        pl.when(pl.col("game") == "tip_sheets")
+        .then(pl.col("candidates").list.eval(pl.element().str.replace(r".*", "Same")))
+        .otherwise(pl.col("candidates"))
+        .alias("candidates")
+    )
+    with pytest.raises(
+        ValueError, match=r"tip_sheets test item 0: answer .* not exactly one of the candidates"
+    ):
+        check_unique_answers(games)
+
+
+def test_correctness_is_the_first_candidate_named():
+    countries = ["France", "United States", "United Arab Emirates"]
+    assert is_correct("Anna is located in France.", "France", countries)
+    assert not is_correct("Not the United States but France", "France", countries)
+    assert not is_correct("Frances", "France", countries)
+    assert is_correct("Calkor, not Teklio", "Calkor", ["Teklio", "Calkor", "Norgra"])
+    assert not is_correct("I do not know", "Calkor", ["Teklio", "Calkor", "Norgra"])
+
+
+def test_flops_of_eq_1_and_2(lm):
+    shape = lm.shape
+    nl = natural_language_flops(shape, shape, p_a=10, p_b=8, m=4, t=3)
+    assert nl == 4 * forward_flops(shape, 10) + 3 * forward_flops(shape, 12)
+    ac = activation_flops(shape, shape, p_a=10, p_b=8, t=3, k=2, combination="mean")
+    assert ac == forward_flops(shape, 10, layers=2, logits=False) + 3 * forward_flops(shape, 8) + 2 * 32
+    assert combination_flops("replace", 32) == 0 and combination_flops("sum", 32, mapped_from=16) == 32 + 1024
+    assert ac < nl
+
+
+def test_every_method_answers_an_item(lm):
+    params = ActivationCommParams.model_validate(
+        {"sender": {"source": "tiny"}, "decoding": {"max_new_tokens": 3, "max_message_tokens": 4}}
+    )
+    item = generate_games(0, {"test": 1}).row(0, named=True)
+    rows = answer_item(lm, lm, item, 3, torch.eye(32), params)
+    assert [row["method"] for row in rows] == params.methods
+    by_method = {row["method"]: row for row in rows}
+    assert by_method["natural_language"]["m"] >= 1 and by_method["replace"]["m"] == 0
+    assert by_method["replace"]["flops"] < by_method["natural_language"]["flops"]
+    silent = baselines.silent(lm, item["x_b"], 3).answer
+    assert by_method["silent"]["output"] == silent.text
+
+
+def test_swept_depths_and_best_depth():
+    assert swept_depths([0.15, 0.25, 0.45, 0.65, 0.85, 0.95], 30) == [4, 8, 14, 20, 26, 28]
+    assert swept_depths([0.1, 0.2, 1.0], 4) == [1, 4]
+    sweep = pl.DataFrame({"depth": [1, 1, 2, 2, 3, 3], "logprob": [-3.0, -2.0, -1.0, -1.0, -1.0, -1.0]})
+    assert best_depth(sweep) == 2  # a tie goes to the shallower depth
+
+
+def _results(replace: list[int], silent: list[int], game: str = "countries") -> pl.DataFrame:
+    rows = []
+    for method, values in (("replace", replace), ("silent", silent), ("skyline", [1] * len(replace))):
+        rows += [
+            {"game": game, "item": i, "method": method, "correct": bool(v)} for i, v in enumerate(values)
+        ]
+    return pl.DataFrame(rows)
+
+
+def test_beats_silent_verdicts_on_synthetic_results():
+    params = ActivationCommParams()
+    holds = ac_claims.beats_silent(_results([1] * 20, [0] * 20), params)
+    assert holds.verdict == "holds" and holds.measured["gap_closed"]["countries"] == 1.0
+    assert ac_claims.beats_silent(_results([0] * 20, [1] * 20), params).verdict == "fails"
+    assert ac_claims.beats_silent(_results([1, 0] * 10, [0, 1] * 10), params).verdict == "inconclusive"
+
+
+def test_bootstrap_interval_covers_the_mean_and_is_seeded():
+    values = np.array([1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0, 1.0])
+    low, high = ac_claims.bootstrap_interval(values, 1000, 0.95, seed=3)
+    assert low < values.mean() < high
+    assert (low, high) == ac_claims.bootstrap_interval(values, 1000, 0.95, seed=3)
+    assert ac_claims.bootstrap_interval(np.ones(5), 200, 0.95, seed=0) == (1.0, 1.0)
+
+
+def test_batched_grafts_match_one_at_a_time(lm):
+    ids_a, ids_b = lm.tokenizer.encode("Anna is at the Louvre."), lm.tokenizer.encode("Where is Anna?")
+    states = sender_states(lm, ids_a, Graft(2, 2))
+    grafts = [Graft(2, 2, "replace"), Graft(2, 2, "sum", all_tokens=True)]
+    batched = graft_rows(lm, ids_b, [None, *((g, states) for g in grafts)], 5)
+    assert batched[0].ids == generate(lm, ids_b, 5).ids
+    for graft, out in zip(grafts, batched[1:], strict=True):
+        assert out.ids == graft_generate(lm, lm, ids_a, ids_b, graft, 5).ids
