@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import functools
+import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 import pytest
+import yaml
+from filelock import FileLock
 
 from stages.core.dvc_cli import OFFLINE_ENV
 from stages.datasets.classification import from_arrays
@@ -27,6 +32,7 @@ if os.environ.get("PYTEST_XDIST_WORKER"):  # workers never share a Prefect datab
 
 
 SHARED_RUN_FIXTURES = ("smoke_workspace", "committed_smoke_workspace")
+REBUILD_MODULE = "tests/integration/test_rebuild_identical.py"
 
 
 @functools.cache
@@ -35,21 +41,45 @@ def _uses_the_shared_run(module: str) -> bool:
     return path.is_file() and any(name in path.read_text() for name in SHARED_RUN_FIXTURES)
 
 
+def _scope(nodeid: str) -> str:
+    module = nodeid.split("::", 1)[0]
+    return "shared-smoke-run" if _uses_the_shared_run(module) else module
+
+
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
     """`make test` runs `pytest -n 2 --dist loadgroup`; here that means: every module whose tests use the shared
     smoke run goes to one worker as one unit (the run is made once, and its tests never edit it side by side),
-    every other module goes whole to a worker (module fixtures are built once). xdist's own loadgroup cannot be
-    used: it tags node ids, which pytest 9 no longer lets a plugin rewrite."""
+    every other module goes whole to a worker (module fixtures are built once). The shared run goes out first
+    and the independent rebuild of it (`REBUILD_MODULE`) second, so the two builds start together on two
+    workers; the rest follow, largest module first. xdist's own loadgroup cannot be used: it tags node ids,
+    which pytest 9 no longer lets a plugin rewrite."""
     if config.getvalue("dist") != "loadgroup":
         return None
     from xdist.scheduler import LoadScopeScheduling
 
     class SharedRunScheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            module = nodeid.split("::", 1)[0]
-            return "shared-smoke-run" if _uses_the_shared_run(module) else module
+            return _scope(nodeid)
 
+    config.option.loadscopereorder = False  # scopes go out in collection order, set below
     return SharedRunScheduling(config, log)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under `--dist loadgroup`, order tests by scope: the shared run, the rebuild, then the other scopes by size
+    (largest first). Every worker collects in this order, so the scheduler hands the two builds out first."""
+    if config.getvalue("dist") != "loadgroup":
+        return
+    sizes: dict[str, int] = {}
+    for item in items:
+        sizes[_scope(item.nodeid)] = sizes.get(_scope(item.nodeid), 0) + 1
+    first = ("shared-smoke-run", REBUILD_MODULE)
+
+    def rank(item: pytest.Item) -> tuple[int, int, str]:
+        scope = _scope(item.nodeid)
+        return (first.index(scope) if scope in first else len(first), -sizes[scope], scope)
+
+    items.sort(key=rank)  # stable: tests keep their order within a scope
 
 
 @pytest.fixture
@@ -87,12 +117,60 @@ def run_cli(
     )
 
 
+def _built_once(tmp_path_factory, name: str, build: Callable[[Path], None]) -> Path:
+    """`build(folder)` once per test session, whichever xdist worker asks first; the others wait and reuse it.
+
+    A failed build is recorded, so the other workers fail at once instead of building it again."""
+    shared_root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared_root = shared_root.parent  # the session's folder above every worker's own
+    folder, record = shared_root / name, shared_root / f"{name}.built"
+    with FileLock(str(shared_root / f"{name}.lock")):
+        if not record.exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            try:
+                build(folder)
+            except BaseException as error:
+                record.write_text(f"failed: {type(error).__name__}: {error}")
+                raise
+            record.write_text("ok")
+    outcome = record.read_text()
+    if outcome != "ok":
+        pytest.fail(f"the shared build {name!r} failed in another worker: {outcome}")
+    return folder
+
+
+def locked_out_md5s(workspace: Path) -> dict[str, str]:
+    """Every output path in the workspace's dvc.lock with its md5."""
+    lock = yaml.safe_load((workspace / "dvc.lock").read_text())["stages"]
+    return {out["path"]: out["md5"] for entry in lock.values() for out in entry.get("outs", [])}
+
+
+def _smoke_build(workspace: Path) -> None:
+    from stages.smoke import run_smoke
+
+    run_smoke(workdir=workspace, root=REPO_ROOT)
+    # what the run produced, before any test touches the workspace: the rebuild is compared against this
+    (workspace.parent / f"{workspace.name}-md5s.json").write_text(json.dumps(locked_out_md5s(workspace)))
+
+
 @pytest.fixture(scope="session")
 def smoke_workspace(tmp_path_factory) -> Path:
     """A scratch copy of the repo where every pipeline ran end to end at smoke sizes through `dvc repro`."""
-    from stages.smoke import run_smoke
+    return _built_once(tmp_path_factory, "smoke", _smoke_build)
 
-    return run_smoke(workdir=tmp_path_factory.mktemp("smoke") / "ws", root=REPO_ROOT)
+
+@pytest.fixture(scope="session")
+def smoke_rebuild(tmp_path_factory) -> Path:
+    """A second smoke run from scratch in another folder (another worker builds it while the first is made)."""
+    return _built_once(tmp_path_factory, "smoke-rebuild", _smoke_build)
+
+
+@pytest.fixture(scope="session")
+def smoke_run_md5s(tmp_path_factory) -> dict[str, str]:
+    """The output md5s of the shared smoke run as it was built (waits for it, or builds it if nobody has)."""
+    workspace = _built_once(tmp_path_factory, "smoke", _smoke_build)
+    return json.loads((workspace.parent / f"{workspace.name}-md5s.json").read_text())
 
 
 @pytest.fixture(scope="session")
