@@ -68,7 +68,8 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under `--dist loadgroup`, order tests by scope: the shared run, the rebuild, then the other scopes by size
     (largest first). Every worker collects in this order, so the scheduler hands the two builds out first."""
-    if config.getvalue("dist") != "loadgroup":
+    # xdist workers see `dist` as "no" and carry the controller's choice in `option.loadgroup`
+    if config.getvalue("dist") != "loadgroup" and not getattr(config.option, "loadgroup", False):
         return
     sizes: dict[str, int] = {}
     for item in items:
