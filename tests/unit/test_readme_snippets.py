@@ -29,13 +29,17 @@ BLOCKS = [(path.relative_to(REPO_ROOT), line, code) for path in DOCS for line, c
 def test_every_paper_with_python_in_its_own_data_section_is_collected():
     papers = {str(path.parent.name) for path, _, _ in BLOCKS if path.name == "README.md" and path.parent.name}
     assert {
+        "activation_comm",
         "blae",
         "dynamic_selection",
         "fdiv_losses",
+        "gbrl",
         "info_coevolution",
+        "kindel",
         "mrmc",
         "rings",
         "sharpening",
+        "tabsds",
     } <= papers
     assert any(str(path) == "README.md" for path, _, _ in BLOCKS)
 
