@@ -8,8 +8,8 @@ revision.
 from __future__ import annotations
 
 import json
-import subprocess
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,7 @@ import yaml
 
 from stages.core.dvc_graph import locked_paper_stages
 from stages.core.errors import PipelineError
+from stages.core.git import git_output
 from stages.experiments import experiment_revs
 
 WORKSPACE = "workspace"
@@ -36,13 +37,6 @@ class AuditRecord:
     claims: list[dict[str, Any]]
 
 
-def _git(workspace: Path, *args: str) -> str:
-    completed = subprocess.run(["git", *args], cwd=workspace, capture_output=True, text=True, check=False)
-    if completed.returncode != 0:
-        raise PipelineError(f"git {' '.join(args)} failed in {workspace}: {completed.stderr.strip()}")
-    return completed.stdout
-
-
 class _Revision:
     """Reads files as they were in the workspace or at an experiment's git revision."""
 
@@ -52,25 +46,32 @@ class _Revision:
     def git_file(self, path: str) -> str:
         if self.rev is None:
             return (self.workspace / path).read_text()
-        return _git(self.workspace, "show", f"{self.rev}:{path}")
+        return git_output(self.workspace, "show", f"{self.rev}:{path}")
 
     def data_file(self, path: str) -> str | None:
         if self.rev is None:
             file = self.workspace / path
             return file.read_text() if file.is_file() else None
-        import dvc.api
+        from dvc.exceptions import DvcException
 
         try:
-            return dvc.api.read(path, repo=str(self.workspace), rev=self.rev)
-        except Exception:  # an output DVC cannot find at that revision is reported as missing
+            return self._dvc_files.read_text(path)
+        except (FileNotFoundError, DvcException):  # an output DVC cannot find at that revision is missing
             return None
+
+    @cached_property
+    def _dvc_files(self) -> Any:
+        """The revision's DVC-tracked files, opened once (each `dvc.api.read` would open the repo again)."""
+        from dvc.fs import DVCFileSystem
+
+        return DVCFileSystem(repo=str(self.workspace), rev=self.rev)
 
     def commit(self) -> str:
         if self.rev is not None:
-            baseline = _git(self.workspace, "rev-parse", f"{self.rev}^").strip()
+            baseline = git_output(self.workspace, "rev-parse", f"{self.rev}^").strip()
             return f"{self.rev} (experiment on {baseline})"
-        head = _git(self.workspace, "rev-parse", "HEAD").strip()
-        dirty = _git(self.workspace, "status", "--porcelain", "--untracked-files=no").strip()
+        head = git_output(self.workspace, "rev-parse", "HEAD").strip()
+        dirty = git_output(self.workspace, "status", "--porcelain", "--untracked-files=no").strip()
         return head + (" + uncommitted changes" if dirty else "")
 
 

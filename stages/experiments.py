@@ -3,7 +3,6 @@ copy, so the main workspace and its `dvc.lock` stay untouched and each run shows
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -13,6 +12,7 @@ from typing import Any
 from stages.common import CommonParams
 from stages.core.dvc_cli import run_dvc
 from stages.core.errors import ParamsError, PipelineError
+from stages.core.git import git_output
 from stages.core.params import (
     PARAMS_FILE,
     apply_overrides,
@@ -76,16 +76,18 @@ def run_experiment(
 
 
 def experiment_revs(workspace: str | Path = ".") -> dict[str, str]:
-    """Experiment name → git revision, for every experiment DVC knows in this workspace (on any baseline commit)."""
-    shown = json.loads(
-        run_dvc(
-            ["exp", "show", "--json", "--no-fetch", "--all-commits"], workspace, capture=True, lock=False
-        ).stdout
-    )
+    """Experiment name → git revision, for every experiment DVC knows in this workspace (on any baseline commit).
+
+    Read from the git refs DVC keeps for experiments (`refs/exps/<baseline>/<name>`, what `dvc exp push` sends),
+    not from `dvc exp show`, which collects every commit's metrics first (tens of seconds on a big workspace).
+    """
+    from dvc.repo.experiments.refs import EXPS_NAMESPACE, ITER_SKIP_NAMESPACES, ExpRefInfo
+
+    listed = git_output(workspace, "for-each-ref", "--format=%(refname) %(objectname)", EXPS_NAMESPACE)
     revs: dict[str, str] = {}
-    for baseline in shown:
-        for experiment in baseline.get("experiments") or []:
-            for rev in experiment.get("revs", []):
-                if rev.get("name"):
-                    revs[rev["name"]] = rev["rev"]
+    for line in listed.splitlines():
+        ref, rev = line.split(" ", 1)
+        if ref.count("/") != 4 or any(ref.startswith(f"{skip}/") for skip in ITER_SKIP_NAMESPACES):
+            continue  # stash, queue, exec and temp refs are DVC's bookkeeping, not experiments
+        revs[ExpRefInfo.from_ref(ref).name] = rev
     return revs

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import socket
 import subprocess
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -74,14 +76,55 @@ def test_concurrent_experiments_finish_and_leave_the_workspace_alone(committed_s
     )
 
 
-def test_push_pull_restores_identical_data_into_a_fresh_clone(committed_smoke_workspace, tmp_path):
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture
+def s3_endpoint(monkeypatch) -> Iterator[str]:
+    """An S3-compatible server (moto's server mode) on 127.0.0.1 with an empty bucket `icml25-dvc`."""
+    import boto3
+    from moto.server import ThreadedMotoServer
+
+    for key, value in {
+        "AWS_ACCESS_KEY_ID": "icml25-test",
+        "AWS_SECRET_ACCESS_KEY": "icml25-test",
+        "AWS_DEFAULT_REGION": "us-east-1",
+    }.items():
+        monkeypatch.setenv(key, value)  # what `dvc push` in a subprocess reads, as it would for real S3
+    port = _free_port()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    endpoint = f"http://127.0.0.1:{port}"
+    boto3.client("s3", endpoint_url=endpoint).create_bucket(Bucket="icml25-dvc")
+    yield endpoint
+    server.stop()
+
+
+def _add_remote(workspace, url: str, settings: dict[str, str]) -> None:
+    run_dvc(["remote", "add", "--local", "-f", "-d", "shared", url], workspace, capture=True)
+    for key, value in settings.items():
+        run_dvc(["remote", "modify", "--local", "shared", key, value], workspace, capture=True)
+
+
+@pytest.mark.parametrize("remote", ["folder", "s3"])
+def test_push_pull_restores_identical_data_into_a_fresh_clone(
+    committed_smoke_workspace, tmp_path, remote, request
+):
     source = committed_smoke_workspace
-    remote = tmp_path / "remote"
-    run_dvc(["remote", "add", "--local", "-f", "-d", "scratch", str(remote)], source, capture=True)
+    if remote == "s3":
+        endpoint = request.getfixturevalue("s3_endpoint")
+        url, settings = "s3://icml25-dvc/cache", {"endpointurl": endpoint}
+    else:
+        url, settings = str(tmp_path / "remote"), {}
+    _add_remote(source, url, settings)
+    request.addfinalizer(lambda: run_dvc(["remote", "remove", "--local", "shared"], source, capture=True))
     run_dvc(["push"], source, capture=True)
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", str(source), str(clone)], check=True)
-    run_dvc(["remote", "add", "--local", "-f", "-d", "scratch", str(remote)], clone, capture=True)
+    _add_remote(clone, url, settings)
     run_dvc(["pull"], clone, capture=True)
     for path in (
         "data/mrmc/pool.parquet",
@@ -92,6 +135,13 @@ def test_push_pull_restores_identical_data_into_a_fresh_clone(committed_smoke_wo
         assert file_md5(clone / path) == file_md5(source / path), path
     status = run_dvc(["status", "--json"], clone, capture=True)
     assert status.stdout.strip() == "{}"
+    if remote == "s3":  # the clone had no cache: every object came through the S3 API
+        import boto3
+
+        listed = boto3.client("s3", endpoint_url=endpoint).list_objects_v2(
+            Bucket="icml25-dvc", Prefix="cache/"
+        )
+        assert listed["KeyCount"] > 0
 
 
 def test_sweep_fans_out_on_dask_as_experiments(committed_smoke_workspace, tmp_path, monkeypatch):
