@@ -6,6 +6,7 @@ import functools
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -116,6 +117,13 @@ def run_cli(
     return subprocess.run(
         [sys.executable, "-m", "flows", *args], cwd=cwd, env=env, capture_output=True, text=True, check=False
     )
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on (for a server a test starts)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
 
 
 def _built_once(tmp_path_factory, name: str, build: Callable[[Path], None]) -> Path:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import subprocess
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -14,6 +13,7 @@ from stages.core.dvc_cli import run_dvc
 from stages.core.errors import ParamsError
 from stages.core.io import file_md5
 from stages.experiments import experiment_revs, run_experiment
+from tests.conftest import free_port
 
 pytestmark = pytest.mark.integration
 
@@ -76,12 +76,6 @@ def test_concurrent_experiments_finish_and_leave_the_workspace_alone(committed_s
     )
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @pytest.fixture
 def s3_endpoint(monkeypatch) -> Iterator[str]:
     """An S3-compatible server (moto's server mode) on 127.0.0.1 with an empty bucket `icml25-dvc`."""
@@ -94,7 +88,7 @@ def s3_endpoint(monkeypatch) -> Iterator[str]:
         "AWS_DEFAULT_REGION": "us-east-1",
     }.items():
         monkeypatch.setenv(key, value)  # what `dvc push` in a subprocess reads, as it would for real S3
-    port = _free_port()
+    port = free_port()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
     endpoint = f"http://127.0.0.1:{port}"

@@ -20,14 +20,9 @@ import yaml
 from stages.audit import audit_record
 from stages.core.dvc_cli import subprocess_env
 from stages.experiments import experiment_revs
+from tests.conftest import free_port
 
 pytestmark = pytest.mark.integration
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def _port_open(port: int) -> bool:
@@ -37,7 +32,7 @@ def _port_open(port: int) -> bool:
 
 @pytest.fixture
 def served(committed_smoke_workspace, tmp_path):
-    port = _free_port()
+    port = free_port()
     env = {**subprocess_env(), "PREFECT_HOME": str(tmp_path / "prefect-home"), "ICML25_PROGRESS": "0"}
     command = [
         sys.executable,

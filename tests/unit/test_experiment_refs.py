@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import subprocess
-
 import pytest
 
 from stages.core.errors import PipelineError
+from stages.core.git import git_output
 from stages.experiments import experiment_revs
 
 
 def _git(folder, *args: str) -> str:
-    return subprocess.run(
-        ["git", *args], cwd=folder, check=True, capture_output=True, text=True
-    ).stdout.strip()
+    return git_output(folder, *args).strip()
 
 
 def test_named_experiments_on_any_baseline_and_nothing_else(tmp_path):
