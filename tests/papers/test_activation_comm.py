@@ -10,14 +10,23 @@ import torch
 from stages.methods.communication import baselines
 from stages.methods.communication.combine import combine
 from stages.methods.communication.compute import activation_flops, combination_flops, natural_language_flops
-from stages.methods.communication.graft import Graft, graft_generate, graft_logprob, graft_rows, sender_states
+from stages.methods.communication.graft import (
+    Graft,
+    graft_batch,
+    graft_generate,
+    graft_logprob,
+    graft_logprobs_shared,
+    graft_rows,
+    graft_shared,
+    sender_states,
+)
 from stages.methods.communication.learned_map import MapTraining, train_map
 from stages.models.lm.config import TinyLlamaConfig
-from stages.models.lm.decoding import continuation_logprob, generate
+from stages.models.lm.decoding import continuation_logprob, generate, generate_batch
 from stages.models.lm.flops import forward_flops
 from stages.models.lm.loading import tiny_llama
 from stages.papers.activation_comm import claims as ac_claims
-from stages.papers.activation_comm.evaluate import answer_item, best_depth
+from stages.papers.activation_comm.evaluate import answer_items, best_depth, item_chunks
 from stages.papers.activation_comm.games import check_unique_answers, generate_games, is_correct
 from stages.papers.activation_comm.models import swept_depths
 from stages.papers.activation_comm.params import ActivationCommParams
@@ -120,18 +129,38 @@ def test_flops_of_eq_1_and_2(lm):
     assert ac < nl
 
 
-def test_every_method_answers_an_item(lm):
+def test_every_method_answers_items_batched_as_one_at_a_time(lm):
     params = ActivationCommParams.model_validate(
         {"sender": {"source": "tiny"}, "decoding": {"max_new_tokens": 3, "max_message_tokens": 4}}
     )
-    item = generate_games(0, {"test": 1}).row(0, named=True)
-    rows = answer_item(lm, lm, item, 3, torch.eye(32), params)
-    assert [row["method"] for row in rows] == params.methods
-    by_method = {row["method"]: row for row in rows}
-    assert by_method["natural_language"]["m"] >= 1 and by_method["replace"]["m"] == 0
-    assert by_method["replace"]["flops"] < by_method["natural_language"]["flops"]
-    silent = baselines.silent(lm, item["x_b"], 3).answer
-    assert by_method["silent"]["output"] == silent.text
+    items = list(
+        generate_games(0, {"test": 2}).iter_rows(named=True)
+    )  # 2 games × 2: prompts of unequal length
+    assert len({len(lm.chat_ids(item["x_b"])) for item in items}) > 1
+    rows = answer_items(lm, lm, items, 3, torch.eye(32), params)
+    assert [row["method"] for row in rows] == params.methods * len(items)
+    for index, item in enumerate(items):
+        by_method = {row["method"]: row for row in rows[index * 8 : index * 8 + 8]}
+        assert by_method["natural_language"]["m"] >= 1 and by_method["replace"]["m"] == 0
+        assert by_method["replace"]["flops"] < by_method["natural_language"]["flops"]
+        assert by_method["silent"]["output"] == baselines.silent(lm, item["x_b"], 3).answer.text
+        assert (
+            by_method["skyline"]["output"] == baselines.skyline(lm, item["x_a"], item["x_b"], 3).answer.text
+        )
+        alone = baselines.natural_language(lm, lm, item["x_a"], item["x_b"], 3, 4)
+        assert by_method["natural_language"]["output"] == alone.answer.text
+        ids_a, ids_b = lm.chat_ids(item["x_a"]), lm.chat_ids(item["x_b"])
+        for method, graft in (
+            ("sum", Graft(3, 3, "sum")),
+            ("all_tokens_sum", Graft(3, 3, "sum", all_tokens=True)),
+        ):
+            assert by_method[method]["output"] == graft_generate(lm, lm, ids_a, ids_b, graft, 3).text
+
+
+def test_item_chunks_fit_the_batch():
+    items = [{"item": i} for i in range(10)]
+    assert [len(chunk) for chunk in item_chunks(items, 8, 32)] == [4, 4, 2]
+    assert [len(chunk) for chunk in item_chunks(items, 8, 3)] == [1] * 10
 
 
 def test_swept_depths_and_best_depth():
@@ -174,3 +203,35 @@ def test_batched_grafts_match_one_at_a_time(lm):
     assert batched[0].ids == generate(lm, ids_b, 5).ids
     for graft, out in zip(grafts, batched[1:], strict=True):
         assert out.ids == graft_generate(lm, lm, ids_a, ids_b, graft, 5).ids
+
+
+def test_left_padded_and_shared_prefix_batches_match_one_prompt_at_a_time(lm):
+    prompts = [lm.tokenizer.encode(text) for text in ("Where is Anna?", "Is Bo in Rome or in Oslo today?")]
+    alone = [generate(lm, ids, 5).ids for ids in prompts]
+    assert [out.ids for out in generate_batch(lm, prompts, 5)] == alone
+    senders = [lm.tokenizer.encode(text) for text in ("Anna is at the Louvre.", "Bo is at the Colosseum.")]
+    states = [sender_states(lm, ids, Graft(2, 2)) for ids in senders]
+    answers = [lm.tokenizer.encode(text)[1:] for text in ("France", "Italy")]
+    row_prompt, plans, expected, expected_logprob = [], [], [], []
+    for index, ids_b in enumerate(prompts):
+        for combination in ("replace", "sum", "mean"):
+            graft = Graft(2, 2, combination)
+            row_prompt.append(index)
+            plans.append((graft, states[index]))
+            expected.append(graft_generate(lm, lm, senders[index], ids_b, graft, 5).ids)
+            expected_logprob.append(graft_logprob(lm, lm, senders[index], ids_b, answers[index], graft))
+        row_prompt.append(index)
+        plans.append(None)
+        expected.append(alone[index])
+        expected_logprob.append(continuation_logprob(lm, ids_b, answers[index]))
+    assert [out.ids for out in graft_shared(lm, prompts, row_prompt, plans, 5)] == expected
+    shared_logprobs = graft_logprobs_shared(lm, prompts, row_prompt, answers, plans)
+    assert shared_logprobs == pytest.approx(expected_logprob, rel=1e-5)
+    whole = Graft(2, 2, "sum", all_tokens=True)
+    padded = graft_batch(lm, prompts, [(whole, state) for state in states], 5)
+    assert [out.ids for out in padded] == [
+        graft_generate(lm, lm, ids_a, ids_b, whole, 5).ids
+        for ids_a, ids_b in zip(senders, prompts, strict=True)
+    ]
+    with pytest.raises(ValueError, match="all_tokens grafts edit the whole prompt"):
+        graft_shared(lm, prompts, [0], [(whole, states[0])], 5)

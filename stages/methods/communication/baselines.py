@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from stages.models.lm.decoding import Generation, generate
+from stages.models.lm.decoding import Generation, generate_batch
 
 MESSAGE_REQUEST = "Tell your partner, in one short sentence, the key fact above."
 
@@ -20,13 +20,13 @@ class Exchange:
 
 
 def silent(lm_b: Any, x_b: str, max_new_tokens: int, top_p: float | None = None, seed: int = 0) -> Exchange:
-    return Exchange(generate(lm_b, lm_b.chat_ids(x_b), max_new_tokens, top_p, seed))
+    return silent_batch(lm_b, [x_b], max_new_tokens, top_p, seed)[0]
 
 
 def skyline(
     lm_b: Any, x_a: str, x_b: str, max_new_tokens: int, top_p: float | None = None, seed: int = 0
 ) -> Exchange:
-    return Exchange(generate(lm_b, lm_b.chat_ids(f"{x_a}\n{x_b}"), max_new_tokens, top_p, seed))
+    return skyline_batch(lm_b, [x_a], [x_b], max_new_tokens, top_p, seed)[0]
 
 
 def natural_language(
@@ -41,6 +41,50 @@ def natural_language(
     request: str = MESSAGE_REQUEST,
 ) -> Exchange:
     """A decodes a message (≤ `max_message_tokens`) from x_A; B answers x_B with the message before it."""
-    message = generate(lm_a, lm_a.chat_ids(f"{x_a}\n{request}"), max_message_tokens, top_p, seed)
-    prompt = f"Your partner says: {message.text.strip()}\n{x_b}"
-    return Exchange(generate(lm_b, lm_b.chat_ids(prompt), max_new_tokens, top_p, seed), message)
+    batch = natural_language_batch(
+        lm_a, lm_b, [x_a], [x_b], max_new_tokens, max_message_tokens, top_p, seed, request
+    )
+    return batch[0]
+
+
+def silent_batch(
+    lm_b: Any, xs_b: list[str], max_new_tokens: int, top_p: float | None = None, seed: int = 0
+) -> list[Exchange]:
+    """B alone on each x_B (one left-padded batch)."""
+    answers = generate_batch(lm_b, [lm_b.chat_ids(x_b) for x_b in xs_b], max_new_tokens, top_p, seed)
+    return [Exchange(answer) for answer in answers]
+
+
+def skyline_batch(
+    lm_b: Any,
+    xs_a: list[str],
+    xs_b: list[str],
+    max_new_tokens: int,
+    top_p: float | None = None,
+    seed: int = 0,
+) -> list[Exchange]:
+    """B on each x_A and x_B together (one left-padded batch)."""
+    prompts = [lm_b.chat_ids(f"{x_a}\n{x_b}") for x_a, x_b in zip(xs_a, xs_b, strict=True)]
+    return [Exchange(answer) for answer in generate_batch(lm_b, prompts, max_new_tokens, top_p, seed)]
+
+
+def natural_language_batch(
+    lm_a: Any,
+    lm_b: Any,
+    xs_a: list[str],
+    xs_b: list[str],
+    max_new_tokens: int,
+    max_message_tokens: int,
+    top_p: float | None = None,
+    seed: int = 0,
+    request: str = MESSAGE_REQUEST,
+) -> list[Exchange]:
+    """`natural_language` for every pair (x_A, x_B): A's messages in one batch, then B's answers in one."""
+    asks = [lm_a.chat_ids(f"{x_a}\n{request}") for x_a in xs_a]
+    messages = generate_batch(lm_a, asks, max_message_tokens, top_p, seed)
+    prompts = [
+        lm_b.chat_ids(f"Your partner says: {message.text.strip()}\n{x_b}")
+        for message, x_b in zip(messages, xs_b, strict=True)
+    ]
+    answers = generate_batch(lm_b, prompts, max_new_tokens, top_p, seed)
+    return [Exchange(answer, message) for answer, message in zip(answers, messages, strict=True)]

@@ -13,11 +13,12 @@ from stages.methods.communication.combine import COMBINATIONS, combine
 from stages.models.lm.decoding import (
     Generation,
     continuation_logprob,
-    continuation_logprobs,
+    continuation_logprobs_shared,
     generate,
-    generate_rows,
+    generate_batch,
+    generate_shared,
 )
-from stages.models.lm.hooks import edit_residual, replace_residual, residuals
+from stages.models.lm.hooks import edit_rows, residuals
 
 
 @dataclass(frozen=True)
@@ -42,22 +43,31 @@ def sender_states(lm_a: Any, ids_a: list[int], graft: Graft) -> Any:
     return states if graft.weight is None else states @ graft.weight.T.to(states.dtype)
 
 
-def graft_context(lm_b: Any, states: Any, position: int, graft: Graft, row: int = 0) -> Callable:
-    """The prefill context for B: its vector at `position` (the last prompt token) becomes f(a, b); with
-    `all_tokens`, the last min(n_A, position + 1) positions up to it each combine with A's aligned vector."""
-    if not graft.all_tokens:
-        return lambda: replace_residual(
-            lm_b, graft.j, position, lambda b: combine(graft.combination, states[-1], b), row
-        )
+def graft_edit(states: Any, position: int, graft: Graft, length: int) -> Callable[[Any], Any]:
+    """The edit of one row's stream (n, d): its vector at `position` (B's last prompt token) becomes f(a, b);
+    with `all_tokens`, the last min(n_A, `length`) positions up to it each combine with A's aligned vector
+    (`length`: B's prompt tokens, so left padding is never grafted)."""
 
-    def edit(stream: Any) -> Any:
-        width = min(states.shape[0], position + 1)
+    def last_token(stream: Any) -> Any:
         stream = stream.clone()
-        rows = slice(position + 1 - width, position + 1)
-        stream[rows] = combine(graft.combination, states[-width:], stream[rows])
+        stream[position] = combine(graft.combination, states[-1], stream[position])
         return stream
 
-    return lambda: edit_residual(lm_b, graft.j, edit, row)
+    def aligned(stream: Any) -> Any:
+        end = position % stream.shape[0] + 1
+        width = min(states.shape[0], length)
+        stream = stream.clone()
+        stream[end - width : end] = combine(graft.combination, states[-width:], stream[end - width : end])
+        return stream
+
+    return aligned if graft.all_tokens else last_token
+
+
+def graft_context(lm_b: Any, states: Any, length: int, graft: Graft, row: int = 0) -> Callable:
+    """The prefill context for B on one unpadded prompt of `length` tokens: its last token's vector becomes
+    f(a, b), or every aligned position with `all_tokens`."""
+    edit = graft_edit(states, length - 1, graft, length)
+    return lambda: edit_rows(lm_b, graft.j, {row: edit})
 
 
 def graft_generate(
@@ -73,7 +83,7 @@ def graft_generate(
 ) -> Generation:
     """B's answer to `ids_b` after the graft (`states`: A's layer-k stream if already computed)."""
     states = sender_states(lm_a, ids_a, graft) if states is None else states
-    context = graft_context(lm_b, states, len(ids_b) - 1, graft)
+    context = graft_context(lm_b, states, len(ids_b), graft)
     return generate(lm_b, ids_b, max_new_tokens, top_p=top_p, seed=seed, prefill=context)
 
 
@@ -88,20 +98,24 @@ def graft_logprob(
 ) -> float:
     """log p_B(answer | x_B, graft): the graft at B's last prompt token, the answer scored in the same pass."""
     states = sender_states(lm_a, ids_a, graft) if states is None else states
-    return continuation_logprob(lm_b, ids_b, answer_ids, graft_context(lm_b, states, len(ids_b) - 1, graft))
+    return continuation_logprob(lm_b, ids_b, answer_ids, graft_context(lm_b, states, len(ids_b), graft))
 
 
 Plan = tuple[Graft, Any] | None  # a graft and A's (mapped) layer-k stream, or None: B left alone
 
 
-def plans_context(lm_b: Any, plans: list[Plan], position: int) -> Callable:
-    """One prefill context grafting plan r into batch row r."""
+def plans_context(lm_b: Any, plans: list[Plan], position: int, lengths: list[int]) -> Callable:
+    """One prefill context grafting plan r into batch row r (one hook per grafted layer serves all rows)."""
+    by_layer: dict[int, dict[int, Callable]] = {}
+    for row, plan in enumerate(plans):
+        if plan is not None:
+            graft, states = plan
+            by_layer.setdefault(graft.j, {})[row] = graft_edit(states, position, graft, lengths[row])
 
     def enter() -> ExitStack:
         stack = ExitStack()
-        for row, plan in enumerate(plans):
-            if plan is not None:
-                stack.enter_context(graft_context(lm_b, plan[1], position, plan[0], row)())
+        for layer, edits in by_layer.items():
+            stack.enter_context(edit_rows(lm_b, layer, edits))
         return stack
 
     return enter
@@ -116,11 +130,54 @@ def graft_rows(
     seed: int = 0,
 ) -> list[Generation]:
     """B's answers to `ids_b` under several grafts at once (one batch row each; None: no graft)."""
-    context = plans_context(lm_b, plans, len(ids_b) - 1)
-    return generate_rows(lm_b, ids_b, len(plans), max_new_tokens, top_p, seed, context)
+    return graft_batch(lm_b, [ids_b] * len(plans), plans, max_new_tokens, top_p, seed)
 
 
-def graft_logprob_rows(lm_b: Any, ids_b: list[int], answer_ids: list[int], plans: list[Plan]) -> list[float]:
-    """log p_B(answer | x_B) under several grafts at once (one batch row each)."""
-    context = plans_context(lm_b, plans, len(ids_b) - 1)
-    return continuation_logprobs(lm_b, ids_b, answer_ids, len(plans), context)
+def graft_batch(
+    lm_b: Any,
+    prompts: list[list[int]],
+    plans: list[Plan],
+    max_new_tokens: int,
+    top_p: float | None = None,
+    seed: int = 0,
+) -> list[Generation]:
+    """B's answer to prompts[r] under plans[r], every row in one left-padded batch (any graft, `all_tokens`
+    included: each row's whole prompt goes through the grafted pass)."""
+    context = plans_context(lm_b, plans, -1, [len(ids) for ids in prompts])
+    return generate_batch(lm_b, prompts, max_new_tokens, top_p, seed, context)
+
+
+def graft_shared(
+    lm_b: Any,
+    prompts: list[list[int]],
+    row_prompt: list[int],
+    plans: list[Plan],
+    max_new_tokens: int,
+    top_p: float | None = None,
+    seed: int = 0,
+) -> list[Generation]:
+    """B's answer to prompts[row_prompt[r]] under plans[r]; the rows of a prompt share its pass up to the last
+    token, where the graft acts (last-token grafts only: `all_tokens` needs `graft_batch`)."""
+    _check_last_token(plans)
+    lengths = [len(prompts[index]) for index in row_prompt]
+    context = plans_context(lm_b, plans, -1, lengths)
+    return generate_shared(lm_b, prompts, row_prompt, max_new_tokens, top_p, seed, context)
+
+
+def graft_logprobs_shared(
+    lm_b: Any,
+    prompts: list[list[int]],
+    row_prompt: list[int],
+    answers: list[list[int]],
+    plans: list[Plan],
+) -> list[float]:
+    """log p_B(answers[i] | prompts[i], plans[r]) for each row r (i = row_prompt[r]), sharing prefixes."""
+    _check_last_token(plans)
+    lengths = [len(prompts[index]) for index in row_prompt]
+    context = plans_context(lm_b, plans, 0, lengths)
+    return continuation_logprobs_shared(lm_b, prompts, row_prompt, answers, context)
+
+
+def _check_last_token(plans: list[Plan]) -> None:
+    if any(plan is not None and plan[0].all_tokens for plan in plans):
+        raise ValueError("all_tokens grafts edit the whole prompt: use graft_batch, not a shared prefix")

@@ -34,9 +34,10 @@ def _with_hidden(output: Any, hidden: Any) -> Any:
 
 
 @contextmanager
-def edit_residual(lm: Any, layer: int, edit: Edit, row: int = 0) -> Iterator[None]:
-    """Within the block, the prefill's residual stream after `layer` (batch row `row`, shape (n, d)) becomes
-    `edit(stream)` (a new tensor of the same shape) before block `layer + 1` reads it."""
+def edit_rows(lm: Any, layer: int, edits: dict[int, Edit]) -> Iterator[None]:
+    """Within the block, the prefill's residual stream after `layer` of each batch row r in `edits` (shape
+    (n, d)) becomes `edits[r](stream)` (a new tensor of the same shape) before block `layer + 1` reads it;
+    one hook serves every row."""
     state = {"calls": 0}
 
     def hook(_module: Any, _inputs: Any, output: Any) -> Any:
@@ -44,7 +45,8 @@ def edit_residual(lm: Any, layer: int, edit: Edit, row: int = 0) -> Iterator[Non
         if state["calls"] > 1:
             return None
         hidden = _hidden(output).clone()
-        hidden[row] = edit(hidden[row])
+        for row, edit in edits.items():
+            hidden[row] = edit(hidden[row])
         return _with_hidden(output, hidden)
 
     handle = block(lm, layer).register_forward_hook(hook)
@@ -52,6 +54,12 @@ def edit_residual(lm: Any, layer: int, edit: Edit, row: int = 0) -> Iterator[Non
         yield
     finally:
         handle.remove()
+
+
+def edit_residual(lm: Any, layer: int, edit: Edit, row: int = 0) -> AbstractContextManager:
+    """Within the block, the prefill's residual stream after `layer` (batch row `row`, shape (n, d)) becomes
+    `edit(stream)` (a new tensor of the same shape) before block `layer + 1` reads it."""
+    return edit_rows(lm, layer, {row: edit})
 
 
 def replace_residual(lm: Any, layer: int, position: int, edit: Edit, row: int = 0) -> AbstractContextManager:

@@ -47,6 +47,9 @@ class DecodingParams(StrictModel):
     max_new_tokens: int = Field(8, ge=1, description="B's answer")
     max_message_tokens: int = Field(16, ge=1, description="A's natural-language message")
     top_p: float | None = Field(None, gt=0, le=1)
+    batch_rows: int = Field(
+        256, ge=1, description="rows decoded in one batch (items × methods); bounds the KV cache's memory"
+    )
 
 
 class ClaimsParams(StrictModel):

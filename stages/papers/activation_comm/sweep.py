@@ -8,7 +8,7 @@ import polars as pl
 from stages.core.context import StepContext
 from stages.core.io import read_parquet, write_parquet
 from stages.core.progress import progress
-from stages.methods.communication.graft import Graft, graft_logprob_rows, graft_rows
+from stages.methods.communication.graft import Graft, graft_logprobs_shared, graft_shared
 from stages.models.lm.hooks import residuals_at
 from stages.papers.activation_comm.games import is_correct
 from stages.papers.activation_comm.models import load_agents, swept_depths
@@ -18,27 +18,44 @@ from stages.papers.activation_comm.params import ActivationCommParams
 def sweep_items(
     sender, receiver, items: pl.DataFrame, depths: list[int], params: ActivationCommParams
 ) -> list[dict]:
-    """Per dev item, every depth's graft in one batch (row r: k = j = depths[r])."""
+    """Every (dev item, depth) graft, items batched so that items × depths rows fit `batch_rows`."""
     rows = []
-    decoding = params.decoding
-    for item in progress(items.iter_rows(named=True), desc="k = j sweep", total=items.height):
-        ids_a, ids_b = sender.chat_ids(item["x_a"]), receiver.chat_ids(item["x_b"])
-        answer_ids = receiver.tokenizer.encode(item["answer"])
-        states = residuals_at(sender, ids_a, depths)
-        plans = [(Graft(depth, depth, "replace"), states[depth]) for depth in depths]
-        logprobs = graft_logprob_rows(receiver, ids_b, answer_ids, plans)
-        outputs = graft_rows(receiver, ids_b, plans, decoding.max_new_tokens, decoding.top_p)
-        for depth, logprob, output in zip(depths, logprobs, outputs, strict=True):
-            rows.append(
-                {
-                    "game": item["game"],
-                    "item": item["item"],
-                    "depth": depth,
-                    "logprob": logprob,
-                    "output": output.text,
-                    "correct": is_correct(output.text, item["answer"], item["candidates"]),
-                }
-            )
+    listed = list(items.iter_rows(named=True))
+    size = max(1, params.decoding.batch_rows // len(depths))
+    chunks = [listed[start : start + size] for start in range(0, len(listed), size)]
+    for chunk in progress(chunks, desc=f"k = j sweep, dev items in batches of ≤ {size}", total=len(chunks)):
+        rows += sweep_chunk(sender, receiver, chunk, depths, params)
+    return rows
+
+
+def sweep_chunk(
+    sender, receiver, items: list[dict], depths: list[int], params: ActivationCommParams
+) -> list[dict]:
+    """Row (item i, depth d): f = replace at k = j = d; B's gold log-probability and greedy answer, the rows of
+    an item sharing B's pass up to its last prompt token."""
+    prompts = [receiver.chat_ids(item["x_b"]) for item in items]
+    answers = [receiver.tokenizer.encode(item["answer"]) for item in items]
+    row_prompt, plans = [], []
+    for index, item in enumerate(items):
+        states = residuals_at(sender, sender.chat_ids(item["x_a"]), depths)
+        row_prompt += [index] * len(depths)
+        plans += [(Graft(depth, depth, "replace"), states[depth]) for depth in depths]
+    logprobs = graft_logprobs_shared(receiver, prompts, row_prompt, answers, plans)
+    dec = params.decoding
+    outputs = graft_shared(receiver, prompts, row_prompt, plans, dec.max_new_tokens, dec.top_p)
+    rows = []
+    for row, (logprob, output) in enumerate(zip(logprobs, outputs, strict=True)):
+        item, depth = items[row_prompt[row]], plans[row][0].j
+        rows.append(
+            {
+                "game": item["game"],
+                "item": item["item"],
+                "depth": depth,
+                "logprob": logprob,
+                "output": output.text,
+                "correct": is_correct(output.text, item["answer"], item["candidates"]),
+            }
+        )
     return rows
 
 
