@@ -1,21 +1,28 @@
 """Prefect flows that run papers as DVC experiments (isolated workspaces), with an audit artifact.
 
-- `experiment_flow(paper, overrides, name)`: validate overrides, `dvc exp run --temp`, attach the audit.
-- `paper_deployment_flow(paper)`: the same flow with the paper's typed params model as its parameter, so a
-  deployment's run form in the Prefect UI shows every param with its current value.
+- `experiment_flow(paper, overrides, name)`: validate overrides, `dvc exp run --temp` (its output streamed to
+  the run log), attach a summary (claims with verdicts, headline metrics) and the audit.
+- `paper_deployment_flow(paper)`: the same, with the paper's typed params model as its parameter, so a
+  deployment's run form in the Prefect UI shows every param with its current value; the run is named after its
+  experiment and carries the log, summary and audit itself (no subflow).
 - `all_papers_flow()`: every registered paper (or a sweep of override sets) fanned out on a Dask cluster.
 """
 
 import inspect
+import re
+import shlex
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import yaml
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
+from pydantic import BaseModel
 
-from stages.audit import audit_markdown, audit_record, flatten
+from stages.audit import audit_markdown, audit_record, flatten, summary_markdown
+from stages.core.errors import ParamsError
 from stages.core.params import PARAMS_FILE, read_params_file
 from stages.experiments import run_experiment, validate_overrides
 
@@ -29,31 +36,83 @@ LOCAL_CLUSTER = {
 }
 
 
+PROGRESS_BAR = re.compile(r"^(?P<desc>.*?):?\s*(?P<percent>\d{1,3})%\|")
+
+
+class StageLog:
+    """DVC's output, line by line, for a run log: every line except progress-bar redraws, of which each bar's
+    first line and each further quarter (25 %, 50 %, 75 %, 100 %) pass."""
+
+    def __init__(self, emit: Callable[[str], None]) -> None:
+        self.emit = emit
+        self.quarters: dict[str, int] = {}
+
+    def __call__(self, line: str) -> None:
+        if not line.strip():
+            return
+        bar = PROGRESS_BAR.match(line)
+        if bar:
+            quarter = int(bar["percent"]) // 25
+            if self.quarters.get(bar["desc"]) == quarter:
+                return
+            self.quarters[bar["desc"]] = quarter
+        self.emit(line)
+
+
+def experiment_command(paper: str, overrides: list[str], name: str | None) -> str:
+    """The `dvc exp run` command line a run executes (as the user would type it)."""
+    parts = ["dvc exp run --temp", f"{paper}-claims", *(f"-S {shlex.quote(item)}" for item in overrides)]
+    return " ".join(parts + ([f"-n {name}"] if name else []))
+
+
 @task(name="dvc-experiment")
 def run_experiment_task(paper: str, overrides: list[str], name: str | None, workspace: str) -> str:
-    """One DVC experiment; fails with the stage's own message."""
+    """One DVC experiment, its stage output streamed to the run log; fails with the stage's own message."""
     logger = get_run_logger()
-    logger.info("dvc exp run --temp %s-claims %s", paper, " ".join(f"-S {item}" for item in overrides))
-    result = run_experiment(paper, overrides, name, workspace)
+    logger.info(experiment_command(paper, overrides, name))
+    result = run_experiment(paper, overrides, name, workspace, on_line=StageLog(logger.info))
     logger.info("experiment %s at %s", result.name, result.rev)
     return result.name
+
+
+def publish_experiment(paper: str, overrides: list[str], name: str | None, workspace: str) -> str:
+    """Validate, run the experiment, and attach its summary (claims with verdicts, headline metrics) and
+    audit to the current flow run."""
+    validate_overrides(paper, overrides, workspace)
+    exp_name = run_experiment_task(paper, overrides, name, workspace)
+    attach_results(paper, exp_name, workspace)
+    return exp_name
+
+
+def attach_results(paper: str, exp_name: str, workspace: str | Path) -> None:
+    """The experiment's summary and audit as artifacts of the current flow run."""
+    record = audit_record(paper, exp_name, workspace)
+    slug = paper.replace("_", "-")
+    create_markdown_artifact(
+        key=f"{slug}-summary",
+        markdown=summary_markdown(record),
+        description=f"claims of experiment {exp_name}",
+    )
+    create_markdown_artifact(
+        key=f"{slug}-audit", markdown=audit_markdown(record), description=f"audit of experiment {exp_name}"
+    )
 
 
 @flow(name="paper-experiment")
 def experiment_flow(
     paper: str, overrides: list[str] | None = None, name: str | None = None, workspace: str = "."
 ) -> str:
-    """Validate the overrides (before any work), run the experiment, publish its audit as an artifact."""
-    overrides = list(overrides or [])
-    workspace = str(Path(workspace).resolve())
-    validate_overrides(paper, overrides, workspace)
-    exp_name = run_experiment_task(paper, overrides, name, workspace)
-    create_markdown_artifact(
-        key=f"{paper.replace('_', '-')}-audit",
-        markdown=audit_markdown(audit_record(paper, exp_name, workspace)),
-        description=f"audit of experiment {exp_name}",
-    )
-    return exp_name
+    """Validate the overrides (before any work), run the experiment, publish its summary and audit."""
+    return publish_experiment(paper, list(overrides or []), name, str(Path(workspace).resolve()))
+
+
+def experiment_run_name() -> str:
+    """A served run's name, which is also its experiment's: `experiment_name` if given, else
+    `<paper>-<UTC time>` (a valid DVC experiment name)."""
+    from prefect.runtime import flow_run
+
+    given = flow_run.parameters.get("experiment_name")
+    return given or f"{flow_run.flow_name}-{datetime.now(UTC):%Y%m%d-%H%M%S}"
 
 
 def overrides_between(section: str, current: dict[str, Any], wanted: dict[str, Any]) -> list[str]:
@@ -66,8 +125,28 @@ def overrides_between(section: str, current: dict[str, Any], wanted: dict[str, A
     ]
 
 
-def paper_deployment_flow(paper: str, workspace: str = ".") -> Callable[..., str]:
-    """A flow whose parameter is the paper's params model, defaulting to the workspace's params.yaml."""
+def form_overrides(paper: str, params: Any, workspace: str | Path) -> list[str]:
+    """The `<paper>.<key>=<value>` overrides that turn `workspace`'s params.yaml into the submitted form
+    (a model or the raw JSON a UI sends), validated with errors naming `<paper>.<key>`."""
+    from stages.core.params import validate_section
+    from stages.papers.registry import PAPERS
+
+    pipeline = PAPERS.get(paper).pipeline
+    raw = params.model_dump(mode="json") if isinstance(params, BaseModel) else params
+    try:
+        wanted = validate_section(pipeline.model(), raw, pipeline.params_section, "run form")
+    except ParamsError as error:  # one line: a UI shows a run's failure message as one line
+        problems = [line.strip() for line in str(error).splitlines()[1:]]
+        raise ParamsError(f"run form: invalid params: {'; '.join(problems)}") from None
+    current = read_params_file(Path(workspace) / PARAMS_FILE)[pipeline.params_section]
+    canonical = pipeline.model().model_validate(current).model_dump(mode="json")
+    return overrides_between(pipeline.params_section, canonical, wanted.model_dump(mode="json"))
+
+
+def params_form_flow(paper: str, workspace: str | Path, body: Callable[[Any, str], str], suffix: str = ""):
+    """A Prefect flow `run_<paper><suffix>(params, experiment_name)` whose `params` is the paper's params model
+    (the UI's form, defaulting to `workspace`'s params.yaml); `body(params, name)` runs it under the
+    experiment's name, which is also the run's."""
     from stages.core.params import validate_section
     from stages.papers.registry import PAPERS
 
@@ -76,11 +155,9 @@ def paper_deployment_flow(paper: str, workspace: str = ".") -> Callable[..., str
     defaults = validate_section(pipeline.model(), raw_section, pipeline.params_section)
 
     def run_paper(params: Any = defaults, experiment_name: str | None = None) -> str:
-        current = read_params_file(Path(workspace) / PARAMS_FILE)[pipeline.params_section]
-        wanted = pipeline.model().model_validate(params).model_dump(mode="json")
-        canonical = pipeline.model().model_validate(current).model_dump(mode="json")
-        overrides = overrides_between(pipeline.params_section, canonical, wanted)
-        return experiment_flow(paper, overrides, experiment_name, workspace)
+        from prefect.runtime import flow_run
+
+        return body(params, experiment_name or flow_run.name)
 
     run_paper.__signature__ = inspect.Signature(
         [
@@ -99,16 +176,34 @@ def paper_deployment_flow(paper: str, workspace: str = ".") -> Callable[..., str
         ],
         return_annotation=str,
     )
-    run_paper.__annotations__ = {
-        "params": pipeline.model(),
-        "experiment_name": str | None,
-        "return": str,
-    }
-    run_paper.__name__ = run_paper.__qualname__ = f"run_{paper}"
+    run_paper.__annotations__ = {"params": pipeline.model(), "experiment_name": str | None, "return": str}
+    run_paper.__name__ = run_paper.__qualname__ = f"run_{paper}{suffix}"
+    return run_paper
+
+
+def paper_deployment_flow(paper: str, workspace: str = ".") -> Callable[..., str]:
+    """A flow whose parameter is the paper's params model, defaulting to the workspace's params.yaml; it runs
+    the experiment in `workspace`."""
+    folder = str(Path(workspace).resolve())
+
+    def body(params: Any, name: str) -> str:
+        return publish_experiment(paper, form_overrides(paper, params, folder), name, folder)
+
+    run_paper = params_form_flow(paper, workspace, body)
     run_paper.__module__ = (
         "flows.deployments"  # where served runs import it from (module attribute run_<paper>)
     )
-    return flow(name=f"{paper}", description=f"Run {paper} as a DVC experiment with these params")(run_paper)
+    return paper_flow_options(paper, f"Run {paper} as a DVC experiment with these params")(run_paper)
+
+
+def paper_flow_options(paper: str, description: str) -> Callable:
+    """The flow decorator of a paper's form flows: named after the paper, runs named after their experiment."""
+    return flow(
+        name=f"{paper}",
+        description=description,
+        flow_run_name=experiment_run_name,
+        validate_parameters=False,  # the params are validated in the run, with errors naming `<paper>.<key>`
+    )
 
 
 def dask_task_runner(address: str | None = None):

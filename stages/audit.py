@@ -172,6 +172,37 @@ def audit_markdown(record: AuditRecord) -> str:
     return "\n".join(lines) + "\n"
 
 
+HEADLINE_METRICS = 8
+
+
+def summary_markdown(record: AuditRecord) -> str:
+    """What a run concluded, for the run's page: verdict counts, each claim with its verdict and reason, and
+    the first few scalar metrics (the audit has the rest)."""
+    verdicts = [claim_verdict(claim) for claim in record.claims]
+    counts = ", ".join(
+        f"{verdicts.count(v)} {v}" for v in ("holds", "fails", "inconclusive") if v in verdicts
+    )
+    lines = [f"# {record.paper}: {record.run}", "", f"**Claims**: {counts or 'none recorded'}", ""]
+    if record.claims:
+        lines += ["| claim | verdict | why |", "|---|---|---|"]
+        for claim, verdict in zip(record.claims, verdicts, strict=True):
+            reason = (claim.get("reason") or "").replace("|", "\\|").replace("\n", " ")
+            lines.append(f"| `{claim['id']}` | **{verdict}** | {reason} |")
+    scalars = [
+        (path, key, value)
+        for path, metrics in record.metrics.items()
+        for key, value in flatten(metrics).items()
+        if isinstance(value, int | float) and not isinstance(value, bool)
+    ]
+    if scalars:
+        lines += ["", "## Headline metrics", ""]
+        lines += [f"- `{path}` {key}: {value:.4g}" for path, key, value in scalars[:HEADLINE_METRICS]]
+        if len(scalars) > HEADLINE_METRICS:
+            lines.append(f"- … {len(scalars) - HEADLINE_METRICS} more in the audit artifact")
+    lines += ["", f"code `{record.commit}`"]
+    return "\n".join(lines) + "\n"
+
+
 def diff_markdown(first: AuditRecord, second: AuditRecord) -> str:
     """What changed between two runs: params, data hashes, metrics."""
     sections = [

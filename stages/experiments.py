@@ -4,7 +4,7 @@ copy, so the main workspace and its `dvc.lock` stay untouched and each run shows
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -55,9 +55,14 @@ class ExperimentRun:
 
 
 def run_experiment(
-    paper: str, overrides: Sequence[str] = (), name: str | None = None, workspace: str | Path = "."
+    paper: str,
+    overrides: Sequence[str] = (),
+    name: str | None = None,
+    workspace: str | Path = ".",
+    on_line: Callable[[str], None] | None = None,
 ) -> ExperimentRun:
-    """Validate the overrides, then run the paper's pipeline as a temporary DVC experiment."""
+    """Validate the overrides, then run the paper's pipeline as a temporary DVC experiment (`on_line` gets
+    DVC's output line by line as it runs)."""
     if name is not None and not _NAME.match(name):
         raise ParamsError(f"experiment name '{name}': use letters, digits, '.', '_' or '-'")
     validate_overrides(paper, overrides, workspace)
@@ -65,7 +70,7 @@ def run_experiment(
     args += [item for text in overrides for item in ("-S", text)]
     if name:
         args += ["-n", name]
-    completed = run_dvc(args, workspace, capture=True, lock=False)
+    completed = run_dvc(args, workspace, capture=True, lock=False, on_line=on_line)
     found = re.search(r"Ran experiment\(s\): (\S+)", completed.stdout + completed.stderr)
     if not found:
         raise PipelineError(

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from filelock import FileLock
@@ -54,27 +55,63 @@ def workspace_lock(workspace: str | Path) -> FileLock:
 
 
 def run_dvc(
-    args: Sequence[str], workspace: str | Path, capture: bool = False, lock: bool = True
+    args: Sequence[str],
+    workspace: str | Path,
+    capture: bool = False,
+    lock: bool = True,
+    on_line: Callable[[str], None] | None = None,
 ) -> subprocess.CompletedProcess:
     """Run `dvc ARGS` in `workspace`; a failure raises with DVC's own message.
 
     `lock` holds the workspace lock for commands that write the workspace (repro); read-only commands and
     temporary experiments, which run in their own copy, pass `lock=False` and may run side by side: they wait
     for DVC's own short repository lock (`--wait-for-lock`) instead of failing when a neighbour holds it.
+    `on_line` receives each output line (stdout and stderr merged) as it is printed; the output is captured too.
     """
     command = [dvc_executable(), *([] if lock else ["--wait-for-lock"]), *args]
     with workspace_lock(workspace) if lock else contextlib.nullcontext():
-        completed = subprocess.run(
-            command,
-            cwd=workspace,
-            env=subprocess_env(),
-            text=True,
-            capture_output=capture,
-            check=False,
-        )
+        if on_line is not None:
+            completed = _run_streaming(command, workspace, on_line)
+        else:
+            completed = subprocess.run(
+                command,
+                cwd=workspace,
+                env=subprocess_env(),
+                text=True,
+                capture_output=capture,
+                check=False,
+            )
     if completed.returncode != 0:
-        detail = (completed.stderr or "").strip()[-4000:] if capture else "(see the output above)"
+        captured = capture or on_line is not None
+        detail = (
+            (completed.stderr or completed.stdout or "").strip()[-4000:]
+            if captured
+            else "(see the output above)"
+        )
         raise PipelineError(
             f"`dvc {' '.join(args)}` failed in {workspace} (exit {completed.returncode}):\n{detail}"
         )
     return completed
+
+
+def _run_streaming(
+    command: list[str], workspace: str | Path, on_line: Callable[[str], None]
+) -> subprocess.CompletedProcess:
+    """Run `command`, handing each line to `on_line` as it arrives (a progress bar's redraws, which end in a
+    carriage return, count as lines); returns the whole output as stdout."""
+    process = subprocess.Popen(
+        command, cwd=workspace, env=subprocess_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
+    assert process.stdout is not None
+    output, pending = [], b""
+    while chunk := process.stdout.read1(65536):
+        pending += chunk
+        *lines, pending = re.split(rb"\r\n|\r|\n", pending)
+        for raw in lines:
+            line = raw.decode(errors="replace")
+            output.append(line)
+            on_line(line)
+    if pending:
+        output.append(pending.decode(errors="replace"))
+        on_line(output[-1])
+    return subprocess.CompletedProcess(command, process.wait(), "\n".join(output), "")

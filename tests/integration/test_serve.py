@@ -145,6 +145,46 @@ def assert_workspace_not_a_parameter(deployment_name: str, workspace) -> None:
     assert experiment_revs(workspace) == experiments_before  # nothing ran
 
 
+def assert_landing_run_tells_the_story(flow_run_id, experiment: str) -> None:
+    """The run the UI opens is named after its experiment and carries the summary and audit artifacts and
+    DVC's stage lines (streamed into its log as they were printed)."""
+    import asyncio
+
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import (
+        ArtifactFilter,
+        ArtifactFilterFlowRunId,
+        LogFilter,
+        LogFilterFlowRunId,
+    )
+
+    async def read():
+        async with get_client() as client:
+            run = await client.read_flow_run(flow_run_id)
+            artifacts = await client.read_artifacts(
+                artifact_filter=ArtifactFilter(flow_run_id=ArtifactFilterFlowRunId(any_=[flow_run_id]))
+            )
+            logs = await client.read_logs(
+                log_filter=LogFilter(flow_run_id=LogFilterFlowRunId(any_=[flow_run_id]))
+            )
+            return run, artifacts, logs
+
+    run, artifacts, logs = asyncio.run(read())
+    assert run.name == experiment
+    by_key = {artifact.key: artifact for artifact in artifacts}
+    assert {"mrmc-summary", "mrmc-audit"} <= set(by_key)
+    assert "**Claims**:" in by_key["mrmc-summary"].data and "| `" in by_key["mrmc-summary"].data
+    assert by_key["mrmc-audit"].data.startswith(f"# Audit: mrmc ({experiment})")
+    messages = [log.message for log in logs]
+    assert any(
+        message.startswith("dvc exp run --temp mrmc-claims") and f"-n {experiment}" in message
+        for message in messages
+    )
+    assert f"Reproducing experiment '{experiment}'" in messages
+    # DVC's per-stage lines (run, skipped, or restored from the run cache of an earlier identical experiment)
+    assert any(message.startswith(("Running stage 'mrmc-", "Stage 'mrmc-")) for message in messages)
+
+
 def test_served_deployment_runs_an_override_as_an_experiment(served, committed_smoke_workspace):
     from prefect.deployments import run_deployment
     from prefect.settings import PREFECT_API_URL, temporary_settings
@@ -162,7 +202,15 @@ def test_served_deployment_runs_an_override_as_an_experiment(served, committed_s
         run = run_deployment(
             "mrmc/mrmc", parameters={"params": params, "experiment_name": "served"}, timeout=600
         )
-    assert run.state.is_completed(), run.state.message
+        assert run.state.is_completed(), run.state.message
+        assert_landing_run_tells_the_story(run.id, "served")
+        bad = {**params, "budgets": [0.1, 1.5]}
+        failed = run_deployment("mrmc/mrmc", parameters={"params": bad}, timeout=300)
+        assert failed.state.is_failed(), failed.state
+        assert "run form: invalid params: mrmc.budgets: Value error, budgets must be distinct fractions" in (
+            failed.state.message
+        )
+        assert failed.name.startswith("mrmc-")  # named like its experiment would be
     assert "served" in experiment_revs(workspace)
     record = audit_record("mrmc", "served", workspace)
     assert record.params["claims"]["uneven_ratio"] == 2.5
