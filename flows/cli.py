@@ -1,4 +1,5 @@
-"""`icml25`: the library's commands (`stages.commands`) plus orchestration: serve, flow, all-papers.
+"""`icml25`: the library's commands (`stages.commands`) plus orchestration: serve, flow, all-papers,
+cluster-sweep, deploy-pool.
 
 The CLI lives in `flows` because it is the one place allowed to import both layers.
 """
@@ -18,6 +19,23 @@ def _all_papers(args: argparse.Namespace) -> None:
     sweep = [[item.strip() for item in text.split(";") if item.strip()] for text in args.sweep] or None
     names = run_all_papers(args.paper, sweep, args.workspace, args.dask_address)
     print("experiments: " + ", ".join(names))
+
+
+def _cluster_sweep(args: argparse.Namespace) -> None:
+    from flows.cluster import run_sweep_on_cluster
+
+    sweep = [[item.strip() for item in text.split(";") if item.strip()] for text in args.sweep]
+    results = run_sweep_on_cluster(args.paper, sweep, args.scheduler, args.workspace, args.git_remote)
+    for result in results:
+        print(f"{result.name}: ran on {result.host} in {result.clone}")
+
+
+def _deploy_pool(args: argparse.Namespace) -> None:
+    from flows.pool import deploy_to_pool
+
+    names = deploy_to_pool(args.pool, args.workspace, args.git_remote)
+    print(f"{len(names)} deployments on work pool {args.pool!r}; start workers with")
+    print(f"  ICML25_WORKER_HOME=/scratch/icml25 prefect worker start --pool {args.pool} --type process")
 
 
 def _serve(args: argparse.Namespace) -> None:
@@ -67,6 +85,28 @@ def add_orchestration_commands(commands: argparse._SubParsersAction) -> None:
     papers.add_argument("--dask-address", help="an existing Dask scheduler (default: a LocalCluster)")
     papers.add_argument("--workspace", default=".")
     papers.set_defaults(handler=_all_papers)
+
+    cluster = commands.add_parser(
+        "cluster-sweep",
+        help="a sweep as DVC experiments on Dask workers on other machines, each in its own clone; then pulled",
+    )
+    cluster.add_argument("paper")
+    cluster.add_argument("--scheduler", required=True, help="the Dask scheduler, e.g. tcp://10.0.0.5:8786")
+    cluster.add_argument(
+        "--sweep", action="append", required=True, metavar="'K=V;K=V'", help="one experiment per --sweep"
+    )
+    cluster.add_argument("--git-remote", default="origin", help="the git remote every worker can clone")
+    cluster.add_argument("--workspace", default=".")
+    cluster.set_defaults(handler=_cluster_sweep)
+
+    pool = commands.add_parser(
+        "deploy-pool",
+        help="one deployment per paper on a Prefect process work pool (at $PREFECT_API_URL), run in workers' clones",
+    )
+    pool.add_argument("--pool", default="icml25", help="the work pool (created as type process if missing)")
+    pool.add_argument("--git-remote", default="origin", help="the git remote every worker can clone")
+    pool.add_argument("--workspace", default=".")
+    pool.set_defaults(handler=_deploy_pool)
 
 
 def main(argv: list[str] | None = None) -> int:
