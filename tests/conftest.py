@@ -155,12 +155,54 @@ def locked_out_md5s(workspace: Path) -> dict[str, str]:
     return {out["path"]: out["md5"] for entry in lock.values() for out in entry.get("outs", [])}
 
 
+def output_file_md5s(workspace: Path, outputs: list[str]) -> dict[str, str]:
+    """The md5 of every file of the given outputs (a directory output file by file), by relative path."""
+    from stages.core.io import file_md5
+
+    found = {}
+    for output in outputs:
+        path = workspace / output
+        files = sorted(f for f in path.rglob("*") if f.is_file()) if path.is_dir() else [path]
+        found |= {str(file.relative_to(workspace)): file_md5(file) for file in files if file.is_file()}
+    return found
+
+
 def _smoke_build(workspace: Path) -> None:
     from stages.smoke import run_smoke
 
     run_smoke(workdir=workspace, root=REPO_ROOT)
     # what the run produced, before any test touches the workspace: the rebuild is compared against this
-    (workspace.parent / f"{workspace.name}-md5s.json").write_text(json.dumps(locked_out_md5s(workspace)))
+    outputs = locked_out_md5s(workspace)
+    (workspace.parent / f"{workspace.name}-md5s.json").write_text(json.dumps(outputs))
+    files = output_file_md5s(workspace, list(outputs))
+    (workspace.parent / f"{workspace.name}-files.json").write_text(json.dumps(files))
+
+
+def stage_commands(workspace: Path) -> list[tuple[str, str]]:
+    """(name, cmd) of every stage of the workspace's dvc.yaml, upstream first (DVC's own graph)."""
+    import networkx as nx
+    from dvc.repo import Repo
+
+    with Repo(str(workspace)) as repo:
+        graph = repo.index.graph  # edges point from a stage to the stages it depends on
+        return [(stage.name, stage.cmd) for stage in reversed(list(nx.topological_sort(graph)))]
+
+
+def _direct_build(workspace: Path) -> None:
+    """The smoke run's stage commands, run in DAG order in a fresh scratch copy without DVC: the same code
+    paths as `dvc repro` (which runs each `cmd` in the workspace) minus DVC's per-stage bookkeeping, which
+    rewrites the whole dvc.lock after every stage."""
+    from stages.core.dvc_cli import subprocess_env
+    from stages.smoke import apply_smoke_params, scratch_copy
+
+    scratch_copy(REPO_ROOT, workspace)
+    apply_smoke_params(workspace)
+    for name, command in stage_commands(workspace):
+        done = subprocess.run(
+            command, shell=True, cwd=workspace, env=subprocess_env(), capture_output=True, text=True
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"stage {name} failed in the direct rebuild:\n{done.stderr[-3000:]}")
 
 
 @pytest.fixture(scope="session")
@@ -171,15 +213,23 @@ def smoke_workspace(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def smoke_rebuild(tmp_path_factory) -> Path:
-    """A second smoke run from scratch in another folder (another worker builds it while the first is made)."""
-    return _built_once(tmp_path_factory, "smoke-rebuild", _smoke_build)
+    """A second run of every smoke stage from scratch in another folder, without DVC (another worker builds
+    it while the first is made)."""
+    return _built_once(tmp_path_factory, "smoke-rebuild", _direct_build)
 
 
 @pytest.fixture(scope="session")
 def smoke_run_md5s(tmp_path_factory) -> dict[str, str]:
-    """The output md5s of the shared smoke run as it was built (waits for it, or builds it if nobody has)."""
+    """The output md5s (dvc.lock) of the shared smoke run as it was built (waits for it, or builds it)."""
     workspace = _built_once(tmp_path_factory, "smoke", _smoke_build)
     return json.loads((workspace.parent / f"{workspace.name}-md5s.json").read_text())
+
+
+@pytest.fixture(scope="session")
+def smoke_run_files(tmp_path_factory) -> dict[str, str]:
+    """The md5 of every output file of the shared smoke run as it was built."""
+    workspace = _built_once(tmp_path_factory, "smoke", _smoke_build)
+    return json.loads((workspace.parent / f"{workspace.name}-files.json").read_text())
 
 
 @pytest.fixture(scope="session")
