@@ -50,10 +50,10 @@ def _scope(nodeid: str) -> str:
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
     """`make test` runs `pytest -n 2 --dist loadgroup`; here that means: every module whose tests use the shared
     smoke run goes to one worker as one unit (the run is made once, and its tests never edit it side by side),
-    every other module goes whole to a worker (module fixtures are built once). The shared run goes out first,
-    the rest follow, largest module first, and the independent rebuild (`REBUILD_MODULE`) goes last: it compares
-    against the shared run, so started early it waited ~6 min for it on an idle worker. xdist's own loadgroup
-    cannot be used: it tags node ids, which pytest 9 no longer lets a plugin rewrite."""
+    every other module goes whole to a worker (module fixtures are built once). The shared run goes out first
+    and the independent rebuild of it (`REBUILD_MODULE`) second, so the two builds start together on two
+    workers; the rest follow, largest module first. xdist's own loadgroup cannot be used: it tags node ids,
+    which pytest 9 no longer lets a plugin rewrite."""
     if config.getvalue("dist") != "loadgroup":
         return None
     from xdist.scheduler import LoadScopeScheduling
@@ -67,19 +67,19 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under `--dist loadgroup`, order tests by scope: the shared run, the other scopes by size (largest first),
-    the rebuild. Every worker collects in this order, so the scheduler hands the shared build out first."""
+    """Under `--dist loadgroup`, order tests by scope: the shared run, the rebuild, then the other scopes by size
+    (largest first). Every worker collects in this order, so the scheduler hands the two builds out first."""
     # xdist workers see `dist` as "no" and carry the controller's choice in `option.loadgroup`
     if config.getvalue("dist") != "loadgroup" and not getattr(config.option, "loadgroup", False):
         return
     sizes: dict[str, int] = {}
     for item in items:
         sizes[_scope(item.nodeid)] = sizes.get(_scope(item.nodeid), 0) + 1
+    first = ("shared-smoke-run", REBUILD_MODULE)
 
     def rank(item: pytest.Item) -> tuple[int, int, str]:
         scope = _scope(item.nodeid)
-        place = {"shared-smoke-run": 0, REBUILD_MODULE: 2}.get(scope, 1)
-        return (place, -sizes[scope], scope)
+        return (first.index(scope) if scope in first else len(first), -sizes[scope], scope)
 
     items.sort(key=rank)  # stable: tests keep their order within a scope
 
@@ -213,8 +213,8 @@ def smoke_workspace(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def smoke_rebuild(tmp_path_factory) -> Path:
-    """A second run of every smoke stage from scratch in another folder, without DVC (on the other worker, after
-    its other modules)."""
+    """A second run of every smoke stage from scratch in another folder, without DVC (another worker builds
+    it while the first is made)."""
     return _built_once(tmp_path_factory, "smoke-rebuild", _direct_build)
 
 

@@ -3,9 +3,9 @@ another folder by another process, writes byte-identical outputs (everything out
 
 The rebuild runs the stages' commands in DAG order without DVC (`_direct_build` in tests/conftest.py): the same
 code paths as `dvc repro`, which runs each `cmd` in the workspace, without DVC's per-stage bookkeeping (it
-rewrites the whole dvc.lock after every stage, the largest part of a smoke run's time). The rebuild runs on the
-other test worker, after its other modules, so it never waits for the shared run (see
-`pytest_xdist_make_scheduler` in tests/conftest.py). Directory outputs are compared file by file.
+rewrites the whole dvc.lock after every stage, the largest part of a smoke run's time). The two builds run side
+by side on two test workers (see `pytest_xdist_make_scheduler` in tests/conftest.py). Directory outputs are
+compared file by file.
 """
 
 from __future__ import annotations
