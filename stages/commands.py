@@ -17,6 +17,7 @@ from pathlib import Path
 
 from stages.core.dvc_cli import OFFLINE_ENV
 from stages.core.errors import PipelineError
+from stages.kernels import kernel_record, kernels_loaded, pin_kernels
 
 PLATFORM_BENCHMARKS = "stages.benchmarks:run_benchmarks"
 AddCommands = Callable[[argparse._SubParsersAction], None]
@@ -25,6 +26,7 @@ AddCommands = Callable[[argparse._SubParsersAction], None]
 def _stage(args: argparse.Namespace) -> None:
     from stages.pipelines import run_stage
 
+    print(f"[{args.name}] kernels: {kernel_record()}", file=sys.stderr)
     run_stage(args.name, args.params)
 
 
@@ -195,6 +197,8 @@ def main(
     """Entry point: user errors print one clear message and exit with status 2."""
     for key, value in OFFLINE_ENV.items():  # runs are offline, also when not started from the Makefile
         os.environ.setdefault(key, value)
+    if not kernels_loaded():  # a process's first command pins the kernels; an in-process call keeps its own
+        pin_kernels()
     args = build_parser(extra_commands, extra_benchmarks).parse_args(argv)
     try:
         args.handler(args)

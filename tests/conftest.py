@@ -188,19 +188,29 @@ def stage_commands(workspace: Path) -> list[tuple[str, str]]:
         return [(stage.name, stage.cmd) for stage in reversed(list(nx.topological_sort(graph)))]
 
 
+# What another machine's libraries would pick by themselves (here: an older CPU's kernels in every library);
+# `stages/kernels.py` pins them back, so a run under these settings must still give the same bytes.
+OTHER_MACHINE_KERNELS = {
+    "ATEN_CPU_CAPABILITY": "default",
+    "ONEDNN_MAX_CPU_ISA": "SSE41",
+    "MKL_CBWR": "COMPATIBLE",
+    "OPENBLAS_CORETYPE": "Sandybridge",
+    "NPY_DISABLE_CPU_FEATURES": "X86_V3",
+}
+
+
 def _direct_build(workspace: Path) -> None:
     """The smoke run's stage commands, run in DAG order in a fresh scratch copy without DVC: the same code
     paths as `dvc repro` (which runs each `cmd` in the workspace) minus DVC's per-stage bookkeeping, which
-    rewrites the whole dvc.lock after every stage."""
+    rewrites the whole dvc.lock after every stage. It runs as if on another machine (`OTHER_MACHINE_KERNELS`)."""
     from stages.core.dvc_cli import subprocess_env
     from stages.smoke import apply_smoke_params, scratch_copy
 
     scratch_copy(REPO_ROOT, workspace)
     apply_smoke_params(workspace)
+    env = {**subprocess_env(), **OTHER_MACHINE_KERNELS}
     for name, command in stage_commands(workspace):
-        done = subprocess.run(
-            command, shell=True, cwd=workspace, env=subprocess_env(), capture_output=True, text=True
-        )
+        done = subprocess.run(command, shell=True, cwd=workspace, env=env, capture_output=True, text=True)
         if done.returncode != 0:
             raise RuntimeError(f"stage {name} failed in the direct rebuild:\n{done.stderr[-3000:]}")
 
@@ -213,8 +223,8 @@ def smoke_workspace(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def smoke_rebuild(tmp_path_factory) -> Path:
-    """A second run of every smoke stage from scratch in another folder, without DVC (another worker builds
-    it while the first is made)."""
+    """A second run of every smoke stage from scratch in another folder, without DVC, with another machine's
+    kernel choices in its environment (another worker builds it while the first is made)."""
     return _built_once(tmp_path_factory, "smoke-rebuild", _direct_build)
 
 
