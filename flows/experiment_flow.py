@@ -36,6 +36,7 @@ LOCAL_CLUSTER = {
 }
 
 
+LONG_INPUT = re.compile(r" \(got .{80,}\)$")  # a whole section echoed back: too long for a one-line error
 PROGRESS_BAR = re.compile(r"^(?P<desc>.*?):?\s*(?P<percent>\d{1,3})%\|")
 
 
@@ -127,42 +128,49 @@ def overrides_between(section: str, current: dict[str, Any], wanted: dict[str, A
 
 def form_overrides(paper: str, params: Any, workspace: str | Path) -> list[str]:
     """The `<paper>.<key>=<value>` overrides that turn `workspace`'s params.yaml into the submitted form
-    (a model or the raw JSON a UI sends), validated with errors naming `<paper>.<key>`."""
+    (a model or the raw JSON a UI sends), validated with errors naming `<paper>.<key>`. A key the form leaves
+    out keeps its params.yaml value; a key it sends replaces that key's whole value."""
+    from flows.form_schema import unwrap_json_inputs
     from stages.core.params import validate_section
     from stages.papers.registry import PAPERS
 
     pipeline = PAPERS.get(paper).pipeline
+    current = read_params_file(Path(workspace) / PARAMS_FILE)[pipeline.params_section]
     raw = params.model_dump(mode="json") if isinstance(params, BaseModel) else params
     try:
-        wanted = validate_section(pipeline.model(), raw, pipeline.params_section, "run form")
+        raw = unwrap_json_inputs(raw)
+    except ValueError as error:
+        raise ParamsError(f"run form: invalid params: {pipeline.params_section}: {error}") from None
+    if not isinstance(raw, dict):
+        raise ParamsError(
+            f"run form: invalid params: {pipeline.params_section}: expected an object of params, "
+            f"got {type(raw).__name__}"
+        )
+    try:
+        wanted = validate_section(pipeline.model(), {**current, **raw}, pipeline.params_section, "run form")
     except ParamsError as error:  # one line: a UI shows a run's failure message as one line
-        problems = [line.strip() for line in str(error).splitlines()[1:]]
+        problems = [LONG_INPUT.sub("", line.strip()) for line in str(error).splitlines()[1:]]
         raise ParamsError(f"run form: invalid params: {'; '.join(problems)}") from None
-    current = read_params_file(Path(workspace) / PARAMS_FILE)[pipeline.params_section]
     canonical = pipeline.model().model_validate(current).model_dump(mode="json")
     return overrides_between(pipeline.params_section, canonical, wanted.model_dump(mode="json"))
 
 
 def params_form_flow(paper: str, workspace: str | Path, body: Callable[[Any, str], str], suffix: str = ""):
-    """A Prefect flow `run_<paper><suffix>(params, experiment_name)` whose `params` is the paper's params model
-    (the UI's form, defaulting to `workspace`'s params.yaml); `body(params, name)` runs it under the
-    experiment's name, which is also the run's."""
+    """A Prefect flow `run_<paper><suffix>(<section>, experiment_name)` whose first parameter, named after the
+    paper's params section (`mrmc`, so errors name `mrmc.budgets`), is the paper's params model (the UI's form,
+    defaulting to `workspace`'s params.yaml); `body(params, name)` runs it under the experiment's name, which
+    is also the run's."""
     from stages.core.params import validate_section
     from stages.papers.registry import PAPERS
 
     pipeline = PAPERS.get(paper).pipeline
-    raw_section = read_params_file(Path(workspace) / PARAMS_FILE)[pipeline.params_section]
-    defaults = validate_section(pipeline.model(), raw_section, pipeline.params_section)
-
-    def run_paper(params: Any = defaults, experiment_name: str | None = None) -> str:
-        from prefect.runtime import flow_run
-
-        return body(params, experiment_name or flow_run.name)
-
-    run_paper.__signature__ = inspect.Signature(
+    section = pipeline.params_section
+    raw_section = read_params_file(Path(workspace) / PARAMS_FILE)[section]
+    defaults = validate_section(pipeline.model(), raw_section, section)
+    signature = inspect.Signature(
         [
             inspect.Parameter(
-                "params",
+                section,
                 inspect.Parameter.POSITIONAL_OR_KEYWORD,
                 default=defaults,
                 annotation=pipeline.model(),
@@ -176,9 +184,35 @@ def params_form_flow(paper: str, workspace: str | Path, body: Callable[[Any, str
         ],
         return_annotation=str,
     )
-    run_paper.__annotations__ = {"params": pipeline.model(), "experiment_name": str | None, "return": str}
+
+    def run_paper(*args: Any, **kwargs: Any) -> str:
+        from prefect.runtime import flow_run
+
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        return body(bound.arguments[section], bound.arguments["experiment_name"] or flow_run.name)
+
+    run_paper.__signature__ = signature
+    run_paper.__annotations__ = {section: pipeline.model(), "experiment_name": str | None, "return": str}
     run_paper.__name__ = run_paper.__qualname__ = f"run_{paper}{suffix}"
     return run_paper
+
+
+def form_deployment(paper_flow: Any, paper: str, **options: Any) -> Any:
+    """`paper_flow.to_deployment(**options)` with the paper's run form (`flows.form_schema`) as its schema."""
+    from prefect.utilities.callables import ParameterSchema
+
+    from flows.form_schema import form_schema
+    from stages.papers.registry import PAPERS
+
+    pipeline = PAPERS.get(paper).pipeline
+    deployment = paper_flow.to_deployment(**options)
+    derived = deployment._parameter_openapi_schema.model_dump(
+        exclude_none=True
+    )  # no public setter in Prefect 3
+    rewritten = form_schema(derived, pipeline.params_section, pipeline.model())
+    deployment._parameter_openapi_schema = ParameterSchema(**rewritten)
+    return deployment
 
 
 def paper_deployment_flow(paper: str, workspace: str = ".") -> Callable[..., str]:

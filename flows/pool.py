@@ -20,6 +20,7 @@ from prefect import get_run_logger
 from flows.cluster import checkout_for, push_experiment, pushed_commit
 from flows.experiment_flow import (
     attach_results,
+    form_deployment,
     form_overrides,
     paper_flow_options,
     params_form_flow,
@@ -77,8 +78,12 @@ def deploy_to_pool(pool: str, workspace: str | Path = ".", git_remote: str = "or
     ensure_process_pool(pool)
     env = {GIT_URL_ENV: git_url, GIT_COMMIT_ENV: commit}
     deployments = [
-        paper_flow.to_deployment(
-            name=f"{paper}-pool", entrypoint_type=EntrypointType.MODULE_PATH, job_variables={"env": env}
+        form_deployment(
+            paper_flow,
+            paper,
+            name=f"{paper}-pool",
+            entrypoint_type=EntrypointType.MODULE_PATH,
+            job_variables={"env": env},
         )
         for paper, paper_flow in POOL_FLOWS.items()
     ]

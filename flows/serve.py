@@ -60,6 +60,8 @@ def server_env(port: int) -> dict[str, str]:
         **subprocess_env(),
         "PREFECT_SERVER_API_CSRF_PROTECTION_ENABLED": "true",
         "PREFECT_SERVER_API_CORS_ALLOWED_ORIGINS": ui_origins(port),
+        # the UI's pages call this URL; left alone it follows the *default* port (4200), not `--port`
+        "PREFECT_UI_API_URL": api_url(port),
     }
     if os.environ.get(AUTH_STRING_ENV):
         env["PREFECT_SERVER_API_AUTH_STRING"] = os.environ[AUTH_STRING_ENV]
@@ -204,9 +206,10 @@ def serve_deployments() -> None:
     from prefect.types.entrypoint import EntrypointType
 
     from flows.deployments import PAPER_FLOWS, run_all_papers_served
+    from flows.experiment_flow import form_deployment
 
     deployments = [
-        paper_flow.to_deployment(name=paper, entrypoint_type=EntrypointType.MODULE_PATH)
+        form_deployment(paper_flow, paper, name=paper, entrypoint_type=EntrypointType.MODULE_PATH)
         for paper, paper_flow in PAPER_FLOWS.items()
     ]
     deployments.append(

@@ -51,7 +51,7 @@ def kernels_loaded() -> list[str]:
 def pin_kernels(environ: MutableMapping[str, str] = os.environ) -> str:
     """Pin every library to its AVX2 kernels (overriding the environment) and return `kernel_record()`."""
     if kernels_loaded():
-        raise RuntimeError(f"pin_kernels() must run before {' and '.join(kernels_loaded())} is imported")
+        raise RuntimeError(f"pin_kernels() must run before any of {', '.join(kernels_loaded())} is imported")
     if environ.get(NATIVE_SWITCH) != "1" and cpu_has_avx2():
         environ.update(PINNED_KERNELS)
     return kernel_record(environ)

@@ -199,7 +199,7 @@ def test_runs_triggered_through_the_api_run_on_work_pool_workers_in_their_own_cl
     with temporary_settings(updates={PREFECT_API_URL: url}):
         runs = []
         for index, ratio in enumerate((2.5, 3.5)):
-            form = {"params": {**params, "claims": {**params["claims"], "uneven_ratio": ratio}}}
+            form = {"mrmc": {"claims": {**params["claims"], "uneven_ratio": ratio}}}  # only what changes
             parameters = {**form, "experiment_name": f"pool-{index}"}
             runs.append(run_deployment("mrmc/mrmc-pool", parameters=parameters, timeout=0))
         finished = _wait_for_final_states([run.id for run in runs])

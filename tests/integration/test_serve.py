@@ -185,6 +185,20 @@ def assert_landing_run_tells_the_story(flow_run_id, experiment: str) -> None:
     assert any(message.startswith(("Running stage 'mrmc-", "Stage 'mrmc-")) for message in messages)
 
 
+def assert_the_form_says_what_each_param_is(schema: dict) -> None:
+    """Distinct titles with the params key, the dataset as a choice, the budget range in the schema, and no
+    `$ref` left for the UI to title by class name."""
+    form = schema["properties"]["mrmc"]
+    fields = form["properties"]
+    assert "$ref" not in json.dumps(schema)
+    assert (fields["trace"]["title"], fields["train"]["title"]) == ("Trace", "Train")
+    assert fields["trace"]["description"].startswith("mrmc.trace: ")
+    assert {"fashion_mnist", "mnist5k", "digits"} <= set(fields["dataset"]["enum"])
+    assert fields["budgets"]["items"] == {"exclusiveMaximum": 1, "exclusiveMinimum": 0, "type": "number"}
+    assert fields["budgets"]["uniqueItems"] is True
+    assert "required" not in form  # a field left out keeps the workspace's params.yaml value
+
+
 def test_served_deployment_runs_an_override_as_an_experiment(served, committed_smoke_workspace):
     from prefect.deployments import run_deployment
     from prefect.settings import PREFECT_API_URL, temporary_settings
@@ -195,20 +209,27 @@ def test_served_deployment_runs_an_override_as_an_experiment(served, committed_s
     params["claims"]["uneven_ratio"] = 2.5
     with temporary_settings(updates={PREFECT_API_URL: f"http://127.0.0.1:{port}/api"}):
         deployment = read_deployment("mrmc/mrmc")
-        assert deployment.parameter_openapi_schema["properties"]["params"]
+        assert_the_form_says_what_each_param_is(deployment.parameter_openapi_schema)
         assert_cross_origin_refused(port)
         assert_workspace_not_a_parameter("all-papers/all-papers", workspace)
         assert_workspace_not_a_parameter("mrmc/mrmc", workspace)
         run = run_deployment(
-            "mrmc/mrmc", parameters={"params": params, "experiment_name": "served"}, timeout=600
+            "mrmc/mrmc", parameters={"mrmc": params, "experiment_name": "served"}, timeout=600
         )
         assert run.state.is_completed(), run.state.message
         assert_landing_run_tells_the_story(run.id, "served")
-        bad = {**params, "budgets": [0.1, 1.5]}
-        failed = run_deployment("mrmc/mrmc", parameters={"params": bad}, timeout=300)
+        # what the schema can say is refused before a run exists, naming the key
+        with pytest.raises(
+            Exception, match=r"mrmc\.budgets\.1.*1\.5 is greater than or equal to the maximum"
+        ):
+            run_deployment("mrmc/mrmc", parameters={"mrmc": {"budgets": [0.1, 1.5]}}, timeout=300)
+        # a rule across fields fails the run at once, in one line naming the keys
+        cross = {"claims": {**params["claims"], "cost_budget": 0.9}}
+        failed = run_deployment("mrmc/mrmc", parameters={"mrmc": cross}, timeout=300)
         assert failed.state.is_failed(), failed.state
-        assert "run form: invalid params: mrmc.budgets: Value error, budgets must be distinct fractions" in (
-            failed.state.message
+        message = failed.state.message.removeprefix("Flow run encountered an exception: ParamsError: ")
+        assert message == (
+            "run form: invalid params: mrmc: Value error, claims.cost_budget 0.9 is not one of mrmc.budgets"
         )
         assert failed.name.startswith("mrmc-")  # named like its experiment would be
     assert "served" in experiment_revs(workspace)

@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -63,7 +63,14 @@ class MRMCParams(PoolParams):
     """Everything the MRMC pipeline reads."""
 
     scale: Literal["default", "full"] = "default"
-    budgets: list[float] = Field(default_factory=lambda: [0.1, 0.3, 0.5, 0.7], min_length=1)
+    budgets: list[Annotated[float, Field(gt=0, lt=1)]] = Field(
+        default_factory=lambda: [0.1, 0.3, 0.5, 0.7],
+        min_length=1,
+        json_schema_extra={
+            "uniqueItems": True
+        },  # distinct: checked below too, and stated in the form's schema
+        description="fractions of the pool each selector keeps: distinct, in (0, 1)",
+    )
     balance: bool = Field(False, description="class quotas for every method that does not set its own")
     feature_space: Literal["embedding", "raw"] = "embedding"
     methods: dict[str, MethodParams]
@@ -75,8 +82,8 @@ class MRMCParams(PoolParams):
     @field_validator("budgets")
     @classmethod
     def _fractions(cls, budgets: list[float]) -> list[float]:
-        if any(not 0 < budget < 1 for budget in budgets) or len(set(budgets)) != len(budgets):
-            raise ValueError("budgets must be distinct fractions in (0, 1)")
+        if len(set(budgets)) != len(budgets):
+            raise ValueError("budgets must be distinct")
         return sorted(budgets)
 
     def options_of(self, label: str) -> dict[str, Any]:
