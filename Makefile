@@ -18,7 +18,7 @@ export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS := 120
 export HF_HUB_OFFLINE := 1
 export GX_ANALYTICS_ENABLED := false
 
-.PHONY: help setup system-data repro test test-slow smoke lint serve bench clean-venv
+.PHONY: help setup system-data browser repro test test-slow smoke lint serve bench clean-venv
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -46,13 +46,24 @@ system-data:  ## install Fashion-MNIST from Debian's dataset-fashion-mnist when 
 	  echo "common.datasets.fashion_mnist.source_dir in params.yaml, or choose mrmc.dataset: mnist5k | digits"; \
 	fi
 
+browser:  ## install Debian's chromium + chromium-driver (the browser test) when apt is available
+	@if command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1; then :; \
+	elif command -v apt-get >/dev/null 2>&1; then \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] && echo "" || echo "sudo" ); \
+	  echo "installing chromium and chromium-driver with apt-get (the browser test)"; \
+	  ( $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium chromium-driver >/dev/null ) || \
+	    echo "apt-get could not install chromium: the browser test will be skipped, saying so"; \
+	else \
+	  echo "chromium is not installed and apt-get is unavailable: the browser test will be skipped, saying so"; \
+	fi
+
 setup: $(VENV)/.installed system-data  ## create .venv and install everything (pinned by requirements.lock)
 
 repro: setup  ## run every pipeline (or PAPER=<id>) with dvc repro and print the claims table
 	@if [ -n "$(PAPER)" ]; then dvc repro $(PAPER)-claims; else dvc repro; fi
 	@icml25 claims
 
-test: setup  ## the test suite (default run, no `slow` tests), on PYTEST_WORKERS processes (the smoke run's tests on one)
+test: setup browser  ## the test suite (default run, no `slow` tests), on PYTEST_WORKERS processes (the smoke run's tests on one)
 	pytest -m "not slow" -n $(PYTEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 test-slow: setup  ## only the slow tests

@@ -1,7 +1,8 @@
 """A real Prefect server on a free localhost port serves the deployments; a run triggered through the API with
-an override becomes a DVC experiment carrying it; a cross-origin request, a request without a CSRF token and a
-run pointed at another folder are refused; `icml25 serve --stop` stops everything it started and nothing
-else."""
+an override becomes a DVC experiment carrying it; a real browser fills the run form, sees a bad value refused
+on its field, runs, and finds the audit on the run it lands on; a cross-origin request, a request without a
+CSRF token and a run pointed at another folder are refused; `icml25 serve --stop` stops everything it started
+and nothing else."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import subprocess
 import sys
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 
 import pytest
@@ -21,6 +23,17 @@ from stages.audit import audit_record
 from stages.core.dvc_cli import subprocess_env
 from stages.experiments import experiment_revs
 from tests.conftest import free_port
+from tests.integration.prefect_ui import (
+    MISSING_BROWSER,
+    browser_available,
+    click_text,
+    form_field,
+    page_text,
+    screenshot,
+    start_browser,
+    type_into,
+    wait_for,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -30,10 +43,13 @@ def _port_open(port: int) -> bool:
         return probe.connect_ex(("127.0.0.1", port)) == 0
 
 
-@pytest.fixture
-def served(committed_smoke_workspace, tmp_path):
+@pytest.fixture(scope="module")
+def served(committed_smoke_workspace, tmp_path_factory):
+    """`icml25 serve` on a free port for this module's tests (the browser's first, the API's last: it stops
+    the server and checks that everything it started is gone)."""
     port = free_port()
-    env = {**subprocess_env(), "PREFECT_HOME": str(tmp_path / "prefect-home"), "ICML25_PROGRESS": "0"}
+    home = tmp_path_factory.mktemp("prefect-home")
+    env = {**subprocess_env(), "PREFECT_HOME": str(home), "ICML25_PROGRESS": "0"}
     command = [
         sys.executable,
         "-m",
@@ -197,6 +213,106 @@ def assert_the_form_says_what_each_param_is(schema: dict) -> None:
     assert fields["budgets"]["items"] == {"exclusiveMaximum": 1, "exclusiveMinimum": 0, "type": "number"}
     assert fields["budgets"]["uniqueItems"] is True
     assert "required" not in form  # a field left out keeps the workspace's params.yaml value
+
+
+def open_custom_run(driver, base: str, deployment: str) -> None:
+    """Deployments → the deployment → Run → Custom run, as a user clicks through."""
+    from selenium.webdriver.common.by import By
+
+    driver.get(f"{base}/deployments")
+    click_text(driver, "a", deployment, timeout=60)
+    click_text(driver, "*", "Run")
+    click_text(driver, "*", "Custom run")
+    wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, ".schema-form-property"), 60, "the run form")
+
+
+def refuse_a_budget_of_one_and_a_half(driver) -> str:
+    """Type 1.5 as a budget and submit: the form marks the field, and no run is created."""
+    from selenium.webdriver.common.by import By
+
+    budgets = form_field(driver, "Budgets").find_elements(By.CSS_SELECTOR, "input[type=number]")
+    type_into(driver, budgets[1], "1.5")
+    click_text(driver, "*", "Submit")
+    error = wait_for(
+        lambda: form_field(driver, "Budgets").find_element(
+            By.CSS_SELECTOR, ".schema-form-property-array-item__error"
+        ),
+        30,
+        "the budget's error",
+    ).text
+    assert urllib.parse.urlparse(driver.current_url).path.endswith("/run")  # still on the form: no run
+    type_into(driver, budgets[1], "0.3")  # back to the smoke budgets
+    return error
+
+
+def fill_and_submit(driver, experiment: str, uneven_ratio: float) -> None:
+    """Name the experiment, change one claims threshold (only the claims stage reruns), submit."""
+    from selenium.webdriver.common.by import By
+
+    click_text(driver, "*", "str", within=form_field(driver, "Experiment name"))
+    name_input = wait_for(
+        lambda: form_field(driver, "Experiment name").find_element(By.CSS_SELECTOR, "input, textarea"),
+        30,
+        "the experiment name's text box",
+    )
+    type_into(driver, name_input, experiment)
+    ratio = form_field(driver, "Uneven Ratio", within=form_field(driver, "Claims"))
+    type_into(driver, ratio.find_element(By.TAG_NAME, "input"), str(uneven_ratio))
+    click_text(driver, "*", "Submit")
+
+
+def land_on_the_run(driver, experiment: str, timeout: float = 420) -> str:
+    """Follow the toast's "View run" to the run and wait (reloading) until it completes; its page text."""
+    click_text(driver, "*", "View run", timeout=60, last=True)
+    wait_for(lambda: "/runs/flow-run/" in driver.current_url, 30, "the run page")
+
+    def finished():
+        text = page_text(driver)
+        header = text.split("\nLogs\n")[0]  # the run's name and state badge, above its tabs
+        if experiment in header and ("Completed" in header or "Failed" in header or "Crashed" in header):
+            return text
+        driver.refresh()
+        return None
+
+    text = wait_for(finished, timeout, f"run {experiment} to finish", every=5)
+    assert "Completed" in text.split("\nLogs\n")[0], text[:3000]
+    return text
+
+
+@pytest.mark.skipif(not browser_available(), reason=MISSING_BROWSER)
+def test_a_browser_runs_the_form_and_lands_on_the_audit(served, committed_smoke_workspace, tmp_path):
+    port, _, _ = served
+    base = f"http://127.0.0.1:{port}"
+    driver = start_browser()
+    try:
+        open_custom_run(driver, base, "mrmc")
+        form = page_text(driver)
+        assert "mrmc params" in form and "mrmc.trace: How a classifier is trained." in form
+        assert "mrmc.train: How a classifier is trained." in form
+        error = refuse_a_budget_of_one_and_a_half(driver)
+        assert error == "1.5 is greater than or equal to the maximum of 1"
+        fill_and_submit(driver, "browser", 3.0)
+        landing = land_on_the_run(driver, "browser")
+        screenshot(driver, tmp_path / "landing-run.png")
+        logs = wait_for(
+            lambda: "Reproducing experiment" in page_text(driver) and page_text(driver), 60, "logs"
+        )
+        assert "dvc exp run --temp mrmc-claims -S mrmc.claims.uneven_ratio=3.0 -n browser" in logs
+        assert "Reproducing experiment 'browser'" in logs
+        click_text(driver, "*", "Artifacts")
+        artifacts = wait_for(lambda: "mrmc-audit" in page_text(driver) and page_text(driver), 60, "artifacts")
+        assert "mrmc-summary" in artifacts and "audit of experiment browser" in artifacts
+        screenshot(driver, tmp_path / "landing-run-artifacts.png")
+        click_text(driver, "*", "mrmc-audit")
+        audit = wait_for(
+            lambda: "Audit: mrmc (browser)" in page_text(driver) and page_text(driver), 60, "audit"
+        )
+        assert "mrmc.claims.uneven_ratio = 3.0" in audit
+        screenshot(driver, tmp_path / "audit.png")
+    finally:
+        driver.quit()
+    assert "browser" in landing
+    assert audit_record("mrmc", "browser", committed_smoke_workspace).params["claims"]["uneven_ratio"] == 3.0
 
 
 def test_served_deployment_runs_an_override_as_an_experiment(served, committed_smoke_workspace):
