@@ -54,10 +54,11 @@ def stage_entry(pipeline: Pipeline, step: Step, raw_params: Mapping[str, Any], r
     entry: dict[str, Any] = {"desc": step.description, "cmd": f"python -m stages stage {name}"}
     entry["deps"] = [*step.data_deps(raw_params).values(), *stage_code(pipeline, step, root)]
     entry["params"] = [*RUNNER_PARAMS, *(key for key in step.params if key not in RUNNER_PARAMS)]
-    if step.outs:
-        entry["outs"] = list(step.outs.values())
-    if step.metrics:
-        entry["metrics"] = list(step.metrics.values())
+    outs = [*step.outs.values(), *step.metrics.values()]  # metrics files: `dvc metrics show <file>`
+    if outs:
+        entry["outs"] = outs
+    if step.headline:  # the only DVC metrics: `dvc exp show` stays a few columns per paper
+        entry["metrics"] = list(step.headline.values())
     if step.plots:
         entry["plots"] = [plot.dvc_entry() for plot in step.plots.values()]
     return entry

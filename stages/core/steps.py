@@ -95,6 +95,10 @@ class Step:
     called as `function(ctx, **args)`. `modules` adds roots to the code-dep closure (a data source's module).
     `dynamic_deps(raw_params)` gives deps that depend on params values (a list of datasets); they are resolved
     when `dvc.yaml` is generated and checked again when the stage runs.
+
+    `metrics` are the step's JSON metrics files (the audit and the run summary read them); in dvc.yaml they are
+    plain outs. `headline` files are the DVC metrics, the columns of `dvc exp show`: each paper's claims step
+    declares one, a verdict per claim, so the table stays a few columns per paper (`stages.core.headline`).
     """
 
     name: str
@@ -102,6 +106,7 @@ class Step:
     outs: Mapping[str, str]
     params: tuple[str, ...] = ()
     metrics: Mapping[str, str] = field(default_factory=dict)
+    headline: Mapping[str, str] = field(default_factory=dict)
     plots: Mapping[str, Plot] = field(default_factory=dict)
     description: str = ""
     run: str | None = None
@@ -110,8 +115,9 @@ class Step:
     dynamic_deps: DynamicDeps | None = None
 
     def all_outputs(self) -> dict[str, str]:
-        """Outs, metrics and plots by role (all are files the step writes)."""
-        return {**self.outs, **self.metrics, **{role: plot.path for role, plot in self.plots.items()}}
+        """Outs, metrics, headline and plots by role (all are files the step writes)."""
+        plots = {role: plot.path for role, plot in self.plots.items()}
+        return {**self.outs, **self.metrics, **self.headline, **plots}
 
     def data_deps(self, raw_params: Mapping[str, Any]) -> dict[str, str]:
         """Declared deps plus the params-dependent ones, by role (paths may still hold templates)."""

@@ -7,8 +7,10 @@ import re
 
 import pytest
 
+from stages.core.claims import read_claims
 from stages.core.dvc_cli import run_dvc
 from stages.core.params import apply_overrides, read_params_file, write_params_file
+from stages.papers.registry import PAPERS
 
 pytestmark = pytest.mark.integration
 
@@ -25,6 +27,25 @@ def test_every_stage_produced_its_outputs(smoke_workspace):
     assert "| mrmc |" in (smoke_workspace / "reports/claims.md").read_text()
     metrics = json.loads((smoke_workspace / "data/mrmc/metrics.json").read_text())
     assert 0 <= metrics["full"]["all"]["mean_accuracy"] <= 1
+
+
+@pytest.mark.parametrize("paper_id", PAPERS.names())
+def test_smoke_run_writes_schema_valid_claims_and_their_headline(smoke_workspace, paper_id):
+    claims = read_claims(smoke_workspace / PAPERS.get(paper_id).claims_path)
+    assert len(claims) >= 1
+    assert all(claim.measured for claim in claims)
+    headline = json.loads((smoke_workspace / f"data/{paper_id}/headline.json").read_text())
+    assert headline == {claim.id: claim.verdict for claim in claims}
+
+
+def test_dvc_exp_show_has_one_column_per_claim(smoke_workspace):
+    # the headline files are the only DVC metrics: every paper's detailed metrics stay out of the table
+    shown = json.loads(run_dvc(["exp", "show", "--json"], smoke_workspace, capture=True).stdout)
+    metrics = shown[0]["data"]["metrics"]
+    assert set(metrics) == {f"data/{paper_id}/headline.json" for paper_id in PAPERS.names()}
+    columns = sum(len(entry["data"]) for entry in metrics.values())
+    claims = sum(len(read_claims(smoke_workspace / PAPERS.get(p).claims_path)) for p in PAPERS.names())
+    assert columns == claims < 8 * len(PAPERS.names())
 
 
 def test_second_repro_reruns_nothing(smoke_workspace):

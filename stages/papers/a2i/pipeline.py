@@ -18,6 +18,7 @@ DATA = Catalog(
     plot_data="plots/attack_success.csv",
     figures="figures",
     claims="claims.json",
+    headline="headline.json",
 )
 SCALE = ("a2i.scale", "a2i.default", "a2i.full")
 
@@ -55,6 +56,7 @@ STEPS = (
         name="claims",
         deps=DATA.pick("runs"),
         outs=DATA.pick("claims"),
+        headline=DATA.pick("headline"),
         params=(*SCALE, "a2i.claims"),
         description="sampling bias, inspection, instruction, and A2I vs RNP F1 at similar sparsity (text, graphs)",
     ),

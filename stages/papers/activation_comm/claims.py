@@ -18,6 +18,7 @@ import polars as pl
 
 from stages.core.claims import Claim, Evidence, decide, judge, verdict_claim, write_claims
 from stages.core.context import StepContext
+from stages.core.headline import write_headline
 from stages.core.io import read_json, read_parquet
 from stages.core.seeding import derive_seed
 from stages.papers.activation_comm.evaluate import best_depth
@@ -262,3 +263,4 @@ def run(ctx: StepContext) -> None:
     for claim in claims:
         ctx.log(f"{claim.id}: {claim.verdict}: {claim.reason}")
     write_claims(claims, ctx.output("claims"))
+    write_headline(claims, ctx.output("headline"))

@@ -16,6 +16,7 @@ DATA = Catalog(
     plot_data="plots/accuracy_flops.csv",
     figures="figures",
     claims="claims.json",
+    headline="headline.json",
 )
 SCALE = ("activation_comm.scale", "activation_comm.default", "activation_comm.full")
 MODELS = ("activation_comm.sender", "activation_comm.receiver", "activation_comm.decoding")
@@ -55,6 +56,7 @@ STEPS = (
         name="claims",
         deps=DATA.pick("results", "sweep", "setup"),
         outs=DATA.pick("claims"),
+        headline=DATA.pick("headline"),
         params=("activation_comm.claims",),
         description="the card's six claims with paired bootstrap intervals over items",
     ),

@@ -21,6 +21,7 @@ DATA = Catalog(
     regret_figure="figures/regret_curves.png",
     batches_figure="figures/batches_vs_horizon.png",
     claims="claims.json",
+    headline="headline.json",
     timing_repeats="timings/repeats.json",
     timing_claims="timings/claims.json",
 )
@@ -67,6 +68,7 @@ STEPS = (
         name="claims",
         deps=DATA.pick("runs", "horizons"),
         outs=DATA.pick("claims"),
+        headline=DATA.pick("headline"),
         params=("blae.scale", "blae.default", "blae.full", "blae.algorithms", "blae.horizons", "blae.claims"),
         description="check the card's batch-bound and regret claims (the overhead claim: blae-timing)",
     ),

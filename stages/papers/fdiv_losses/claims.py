@@ -11,6 +11,7 @@ import polars as pl
 
 from stages.core.claims import Claim, Evidence, compare_paired, judge, verdict_claim, write_claims
 from stages.core.context import StepContext
+from stages.core.headline import write_headline
 from stages.core.io import read_json, read_parquet
 from stages.papers.fdiv_losses.params import FdivParams
 
@@ -169,3 +170,4 @@ def run(ctx: StepContext) -> None:
     for claim in claims:
         ctx.log(f"{claim.id}: {claim.verdict}: {claim.reason}")
     write_claims(claims, ctx.output("claims"))
+    write_headline(claims, ctx.output("headline"))

@@ -20,6 +20,7 @@ DATA = Catalog(
     time_figure="timings/update_time.png",
     timing_claims="timings/claims.json",
     claims="claims.json",
+    headline="headline.json",
 )
 SCALE = ("gbrl.scale", "gbrl.default", "gbrl.full")
 
@@ -70,6 +71,7 @@ STEPS = (
         name="claims",
         deps=DATA.pick("runs", "noise"),
         outs=DATA.pick("claims"),
+        headline=DATA.pick("headline"),
         params=(*SCALE, "gbrl.noise", "gbrl.claims"),
         description="the card's claims about returns, noise robustness and tree counts, over seeds",
     ),

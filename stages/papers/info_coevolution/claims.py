@@ -35,6 +35,7 @@ from stages.core.claims import (
     write_claims,
 )
 from stages.core.context import StepContext
+from stages.core.headline import write_headline
 from stages.core.io import read_json, read_parquet
 from stages.papers.info_coevolution.params import InfoCoevolutionParams
 from stages.papers.info_coevolution.stop_rule import stop_rule_note, stop_threshold
@@ -351,3 +352,4 @@ def run(ctx: StepContext) -> None:
     for claim in claims:
         ctx.log(f"{claim.id}: {claim.verdict}: {claim.reason}")
     write_claims(claims, ctx.output("claims"))
+    write_headline(claims, ctx.output("headline"))

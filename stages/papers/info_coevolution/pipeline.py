@@ -21,6 +21,7 @@ DATA = Catalog(
     plot_data="plots/accuracy_vs_annotations.csv",
     figure="figures/accuracy_vs_annotations.png",
     claims="claims.json",
+    headline="headline.json",
 )
 SCHEDULE_KEYS = (
     "info_coevolution.scale",
@@ -99,6 +100,7 @@ STEPS = (
         name="claims",
         deps=DATA.pick("summary", "reference"),
         outs=DATA.pick("claims"),
+        headline=DATA.pick("headline"),
         params=("info_coevolution.claims", "info_coevolution.budget", "info_coevolution.strategies"),
         description="check the paper's three claims",
     ),

@@ -28,6 +28,7 @@ from stages.core.claims import (
     write_claims,
 )
 from stages.core.context import StepContext
+from stages.core.headline import write_headline
 from stages.core.io import read_json, read_parquet
 from stages.methods.del_screens.compose import offset_recovery
 from stages.methods.del_screens.schema import SPLIT_KINDS
@@ -216,3 +217,4 @@ def run(ctx: StepContext) -> None:
     for claim in claims:
         ctx.log(f"{claim.id}: {claim.verdict}: {claim.reason}")
     write_claims(claims, ctx.output("claims"))
+    write_headline(claims, ctx.output("headline"))

@@ -21,6 +21,7 @@ DATA = Catalog(
     plot_data="plots/neg_spearman.csv",
     figures="figures",
     claims="claims.json",
+    headline="headline.json",
 )
 SCALE = ("kindel.scale", "kindel.default", "kindel.full")
 SOURCE = ("kindel.source", "kindel.folder", "kindel.target", "kindel.max_rows")
@@ -83,6 +84,7 @@ STEPS = (
         name="claims",
         deps=DATA.pick("scores", "metrics", "screen", "offsets"),
         outs=DATA.pick("claims"),
+        headline=DATA.pick("headline"),
         params=(*SCALE, "kindel.baselines", "kindel.compose", "kindel.claims"),
         description="disynthon vs random, per-column winners, Compose sanity (three-way verdicts over splits)",
     ),

@@ -26,6 +26,7 @@ from stages.core.claims import (
     write_claims,
 )
 from stages.core.context import StepContext
+from stages.core.headline import write_headline
 from stages.core.io import read_parquet
 from stages.papers.rings.params import ClaimsParams
 
@@ -243,3 +244,4 @@ def run(ctx: StepContext) -> None:
     for claim in claims:
         ctx.log(f"{claim.id}: {claim.verdict}: {claim.reason}")
     write_claims(claims, ctx.output("claims"))
+    write_headline(claims, ctx.output("headline"))

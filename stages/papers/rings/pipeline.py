@@ -25,6 +25,7 @@ DATA = Catalog(
     report="report.md",
     verdicts_metrics="verdicts.json",
     claims="claims.json",
+    headline="headline.json",
 )
 AUDIT = "rings.audit"
 
@@ -100,6 +101,7 @@ STEPS = (
         name="claims",
         deps=DATA.pick("separability", "complementarity", "verdicts"),
         outs=DATA.pick("claims"),
+        headline=DATA.pick("headline"),
         params=("rings.claims",),
         description="check the paper's three claims",
     ),

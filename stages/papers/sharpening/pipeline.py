@@ -18,6 +18,7 @@ DATA = Catalog(
     scatter="plots/final_vs_predicted.csv",
     figures="figures",
     claims="claims.json",
+    headline="headline.json",
 )
 
 SCALE = ("sharpening.scale", "sharpening.full")
@@ -71,6 +72,7 @@ STEPS = (
         name="claims",
         deps=DATA.pick("runs", "trajectories", "practical_runs"),
         outs=DATA.pick("claims"),
+        headline=DATA.pick("headline"),
         params=(*SCALE, "sharpening.claims", "sharpening.sweeps"),
         description="check the card's claims: PS + EoS, dataset difficulty, depth, stochasticity, practical nets",
     ),

@@ -18,6 +18,7 @@ from scipy import stats
 
 from stages.core.claims import Claim, Evidence, combine, compare, compare_paired, verdict_claim, write_claims
 from stages.core.context import StepContext
+from stages.core.headline import write_headline
 from stages.core.io import read_parquet
 from stages.papers.tabsds.params import TabSDSParams
 
@@ -135,3 +136,4 @@ def run(ctx: StepContext) -> None:
     for claim in claims:
         ctx.log(f"{claim.id}: {claim.verdict}: {claim.reason}")
     write_claims(claims, ctx.output("claims"))
+    write_headline(claims, ctx.output("headline"))

@@ -22,6 +22,7 @@ DATA = Catalog(
     time_figure="timings/time_per_method.png",
     timing_claims="timings/claims.json",
     claims="claims.json",
+    headline="headline.json",
 )
 SCALE = ("tabsds.scale", "tabsds.default", "tabsds.full")
 
@@ -84,6 +85,7 @@ STEPS = (
         name="claims",
         deps=DATA.pick("runs"),
         outs=DATA.pick("claims"),
+        headline=DATA.pick("headline"),
         params=(*SCALE, "tabsds.synthesizers", "tabsds.claims"),
         description="check the card's claims about the data (competitive with CTGAN/TVAE, the n_c trade-off)",
     ),
