@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import time
 
@@ -22,7 +23,16 @@ def test_a_second_holder_of_a_stage_lock_is_refused_naming_the_first(tmp_path):
         pass
 
 
-def test_the_watch_interrupts_the_main_thread_when_a_launcher_dies(monkeypatch):
+@pytest.fixture
+def python_sigint():
+    """Python's own SIGINT handler: a shell's background job (`pytest ... &`) starts with SIGINT ignored, and then
+    `_thread.interrupt_main` does nothing (a stage in that state leaves by the watch's `os._exit` instead)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+def test_the_watch_interrupts_the_main_thread_when_a_launcher_dies(monkeypatch, python_sigint):
     monkeypatch.setattr(ownership, "POLL_SECONDS", 0.05)
     launcher = subprocess.Popen(["sleep", "30"])
     watched = launchers(launcher.pid)
@@ -44,7 +54,7 @@ def test_a_shell_launcher_adds_its_parent():
         shell.wait()
 
 
-def test_an_unreaped_launcher_counts_as_gone(monkeypatch):
+def test_an_unreaped_launcher_counts_as_gone(monkeypatch, python_sigint):
     monkeypatch.setattr(ownership, "POLL_SECONDS", 0.05)
     launcher = subprocess.Popen(["sleep", "30"])
     watched = launchers(launcher.pid)
