@@ -33,13 +33,18 @@ if os.environ.get("PYTEST_XDIST_WORKER"):  # workers never share a Prefect datab
 
 
 SHARED_RUN_FIXTURES = ("smoke_workspace", "committed_smoke_workspace")
+ORIGIN_FIXTURES = ("smoke_origin",)
 REBUILD_MODULE = "tests/integration/test_rebuild_identical.py"
 
 
 @functools.cache
-def _uses_the_shared_run(module: str) -> bool:
+def _module_uses(module: str, fixtures: tuple[str, ...]) -> bool:
     path = REPO_ROOT / module
-    return path.is_file() and any(name in path.read_text() for name in SHARED_RUN_FIXTURES)
+    return path.is_file() and any(name in path.read_text() for name in fixtures)
+
+
+def _uses_the_shared_run(module: str) -> bool:
+    return _module_uses(module, SHARED_RUN_FIXTURES)
 
 
 def _scope(nodeid: str) -> str:
@@ -51,9 +56,10 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
     """`make test` runs `pytest -n 2 --dist loadgroup`; here that means: every module whose tests use the shared
     smoke run goes to one worker as one unit (the run is made once, and its tests never edit it side by side),
     every other module goes whole to a worker (module fixtures are built once). The shared run goes out first
-    and the independent rebuild of it (`REBUILD_MODULE`) second, so the two builds start together on two
-    workers; the rest follow, largest module first. xdist's own loadgroup cannot be used: it tags node ids,
-    which pytest 9 no longer lets a plugin rewrite."""
+    (and, when slow tests run, the independent rebuild of it second, so the two builds start together); the
+    modules that clone the finished run (`smoke_origin`) go last, so no worker waits for it while other work
+    is left; the rest go in between, largest module first. xdist's own loadgroup cannot be used: it tags node
+    ids, which pytest 9 no longer lets a plugin rewrite."""
     if config.getvalue("dist") != "loadgroup":
         return None
     from xdist.scheduler import LoadScopeScheduling
@@ -67,8 +73,9 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under `--dist loadgroup`, order tests by scope: the shared run, the rebuild, then the other scopes by size
-    (largest first). Every worker collects in this order, so the scheduler hands the two builds out first."""
+    """Under `--dist loadgroup`, order tests by scope: the shared run, the rebuild, the other scopes by size
+    (largest first), then the clones of the shared run. Every worker collects in this order, so the scheduler
+    hands the builds out first."""
     # xdist workers see `dist` as "no" and carry the controller's choice in `option.loadgroup`
     if config.getvalue("dist") != "loadgroup" and not getattr(config.option, "loadgroup", False):
         return
@@ -79,7 +86,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
     def rank(item: pytest.Item) -> tuple[int, int, str]:
         scope = _scope(item.nodeid)
-        return (first.index(scope) if scope in first else len(first), -sizes[scope], scope)
+        if scope in first:
+            return (first.index(scope), 0, scope)
+        return (len(first) + _module_uses(scope, ORIGIN_FIXTURES), -sizes[scope], scope)
 
     items.sort(key=rank)  # stable: tests keep their order within a scope
 
@@ -168,9 +177,10 @@ def output_file_md5s(workspace: Path, outputs: list[str]) -> dict[str, str]:
 
 
 def _smoke_build(workspace: Path) -> None:
-    from stages.smoke import run_smoke
+    from stages.smoke import commit_all, run_smoke
 
     run_smoke(workdir=workspace, root=REPO_ROOT)
+    commit_all(workspace, "smoke baseline")  # smoke params and lock: what experiments and clones start from
     # what the run produced, before any test touches the workspace: the rebuild is compared against this
     outputs = locked_out_md5s(workspace)
     (workspace.parent / f"{workspace.name}-md5s.json").write_text(json.dumps(outputs))
@@ -215,6 +225,30 @@ def _direct_build(workspace: Path) -> None:
             raise RuntimeError(f"stage {name} failed in the direct rebuild:\n{done.stderr[-3000:]}")
 
 
+def _mrmc_selected_build(workspace: Path) -> None:
+    from stages.core.dvc_cli import run_dvc
+    from stages.smoke import apply_smoke_params, scratch_copy
+
+    scratch_copy(REPO_ROOT, workspace)
+    apply_smoke_params(workspace)
+    (workspace / "dvc.lock").unlink()  # the full-size lock: smoke params rerun every stage anyway (run_smoke)
+    run_dvc(["repro", "mrmc-select"], workspace, capture=True)
+
+
+def mrmc_selected_copy(tmp_path_factory, destination: Path) -> Path:
+    """A copy at `destination` of a smoke-params workspace where MRMC ran through `dvc repro mrmc-select` (its
+    data, trace and core-sets, with lock and cache), built once per test session. The tests that break, gate or
+    orchestrate MRMC's stages start there instead of each running its first stages again."""
+    built = _built_once(tmp_path_factory, "mrmc-selected", _mrmc_selected_build)
+    return Path(shutil.copytree(built, destination, symlinks=True))
+
+
+@pytest.fixture
+def mrmc_selected(tmp_path_factory, tmp_path) -> Path:
+    """This test's own copy of the MRMC workspace run up to `mrmc-select` (`mrmc_selected_copy`)."""
+    return mrmc_selected_copy(tmp_path_factory, tmp_path / "ws")
+
+
 @pytest.fixture(scope="session")
 def smoke_workspace(tmp_path_factory) -> Path:
     """A scratch copy of the repo where every pipeline ran end to end at smoke sizes through `dvc repro`."""
@@ -244,8 +278,26 @@ def smoke_run_files(tmp_path_factory) -> dict[str, str]:
 
 @pytest.fixture(scope="session")
 def committed_smoke_workspace(smoke_workspace) -> Path:
-    """The smoke workspace with its smoke params and dvc.lock committed: a baseline for experiments."""
-    from stages.smoke import commit_all
-
-    commit_all(smoke_workspace, "smoke baseline")
+    """The smoke workspace, whose smoke params and dvc.lock are committed ("smoke baseline"): a baseline for
+    experiments."""
     return smoke_workspace
+
+
+@pytest.fixture(scope="session")
+def smoke_origin(tmp_path_factory) -> Path:
+    """The committed smoke workspace as a read-only origin: a module that only clones it and reads its DVC
+    cache (`clone_with_outputs`) runs on any worker, beside the tests that edit the workspace itself."""
+    return _built_once(tmp_path_factory, "smoke", _smoke_build)
+
+
+def clone_with_outputs(origin: Path, destination: Path, *targets: str) -> Path:
+    """A git clone of `origin` with the outputs of `targets` and their upstream stages pulled from the origin's
+    DVC cache (a DVC cache folder is laid out as a DVC remote), as a colleague's machine would have them."""
+    from stages.core.dvc_cli import run_dvc
+
+    subprocess.run(["git", "clone", "-q", str(origin), str(destination)], check=True, capture_output=True)
+    cache = ["remote", "add", "--local", "origin-cache", str(origin / ".dvc" / "cache")]
+    run_dvc(cache, destination, capture=True, lock=False)
+    run_dvc(["pull", "-r", "origin-cache", "--with-deps", *targets], destination, capture=True)
+    run_dvc(["remote", "remove", "--local", "origin-cache"], destination, capture=True, lock=False)
+    return destination

@@ -13,16 +13,38 @@ import yaml
 
 from stages.core.dvc_cli import dvc_executable, run_dvc, subprocess_env
 from stages.core.io import STAGING_PREFIX, file_md5
+from stages.core.ownership import LOCK_DIR
 from stages.core.params import apply_overrides, read_params_file, write_params_file
-from stages.smoke import apply_smoke_params, scratch_copy
 
 pytestmark = pytest.mark.integration
 
 
-def _wait_for_staging(workspace, process, timeout=180.0):
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _train_running(workspace) -> bool:
+    """`mrmc-train` holds its stage lock (its pid is written once the lock is taken) and has opened its staging
+    folder. A staging folder alone is not enough: the params check (rerun after the epochs edit) stages too."""
+    lock = workspace / LOCK_DIR / "mrmc-train.lock"
+    holder = lock.read_text().split() if lock.is_file() else []
+    return (
+        len(holder) >= 2
+        and holder[0] == "pid"
+        and _pid_alive(int(holder[1].rstrip(",")))
+        and bool(list(workspace.glob(f"{STAGING_PREFIX}{holder[1].rstrip(',')}-*")))
+        and not (workspace / "data/mrmc/models").exists()
+    )
+
+
+def _wait_for_train(workspace, process, timeout=180.0):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if list(workspace.glob(f"{STAGING_PREFIX}*")) and not (workspace / "data/mrmc/models").exists():
+        if _train_running(workspace):
             return
         if process.poll() is not None:
             pytest.fail("dvc repro ended before the train stage could be killed")
@@ -30,13 +52,11 @@ def _wait_for_staging(workspace, process, timeout=180.0):
     pytest.fail("the train stage never started")
 
 
-def test_killed_run_leaves_no_partial_output_and_the_rerun_resumes(tmp_path, repo_root):
-    workspace = scratch_copy(repo_root, tmp_path / "ws")
-    apply_smoke_params(workspace)
+def test_killed_run_leaves_no_partial_output_and_the_rerun_resumes(mrmc_selected):
+    workspace = mrmc_selected
     params = workspace / "params.yaml"
     smoke_params = params.read_text()
     write_params_file(apply_overrides(read_params_file(params), ["mrmc.train.epochs=200"]), params)
-    run_dvc(["repro", "mrmc-select"], workspace, capture=True)
     lock_before = yaml.safe_load((workspace / "dvc.lock").read_text())["stages"]
 
     process = subprocess.Popen(
@@ -47,7 +67,7 @@ def test_killed_run_leaves_no_partial_output_and_the_rerun_resumes(tmp_path, rep
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
-    _wait_for_staging(workspace, process)
+    _wait_for_train(workspace, process)
     time.sleep(2.0)
     os.killpg(process.pid, signal.SIGKILL)
     process.wait()
@@ -73,21 +93,11 @@ def _staging_pid(workspace) -> int:
     return int(staged.name.removeprefix(STAGING_PREFIX).split("-")[0])
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
-def test_killing_dvc_alone_takes_its_stage_along_and_a_second_writer_is_refused(tmp_path, repo_root):
-    workspace = scratch_copy(repo_root, tmp_path / "ws")
-    apply_smoke_params(workspace)
+def test_killing_dvc_alone_takes_its_stage_along_and_a_second_writer_is_refused(mrmc_selected):
+    workspace = mrmc_selected
     params = workspace / "params.yaml"
     smoke_params = params.read_text()
     write_params_file(apply_overrides(read_params_file(params), ["mrmc.train.epochs=200"]), params)
-    run_dvc(["repro", "mrmc-select"], workspace, capture=True)
 
     dvc = subprocess.Popen(
         [dvc_executable(), "repro", "mrmc-claims"],
@@ -97,7 +107,7 @@ def test_killing_dvc_alone_takes_its_stage_along_and_a_second_writer_is_refused(
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
-    _wait_for_staging(workspace, dvc)
+    _wait_for_train(workspace, dvc)
     stage_pid = _staging_pid(workspace)
 
     second = subprocess.run(  # the same stage again, while the first still runs

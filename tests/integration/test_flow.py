@@ -6,7 +6,6 @@ import pytest
 import yaml
 
 from stages.core.params import apply_overrides, read_params_file, write_params_file
-from stages.smoke import apply_smoke_params, scratch_copy
 
 pytestmark = pytest.mark.integration
 
@@ -41,13 +40,12 @@ def test_paper_stages_come_from_dvc_in_dag_order(repo_root):
     assert paper_stages("mrmc", repo_root) == EXPECTED
 
 
-def test_flow_runs_stages_through_dvc_and_publishes_results(tmp_path, repo_root, prefect_harness):
+def test_flow_runs_stages_through_dvc_and_publishes_results(mrmc_selected, prefect_harness):
     from prefect.client.orchestration import get_client
 
     from flows.paper_flow import paper_flow
 
-    workspace = scratch_copy(repo_root, tmp_path / "ws")
-    apply_smoke_params(workspace)
+    workspace = mrmc_selected  # the stages up to mrmc-select are up to date: DVC skips them, the rest run
     assert paper_flow(paper="mrmc", workspace=str(workspace)) == EXPECTED
     lock = yaml.safe_load((workspace / "dvc.lock").read_text())["stages"]
     assert set(EXPECTED) <= set(lock)

@@ -10,8 +10,7 @@ import pytest
 from stages.core.dvc_cli import dvc_executable, run_dvc, subprocess_env
 from stages.core.io import file_md5
 from stages.core.params import read_params_file, write_params_file
-from stages.smoke import apply_smoke_params, scratch_copy
-from tests.conftest import REPO_ROOT
+from tests.conftest import mrmc_selected_copy
 
 pytestmark = pytest.mark.integration
 
@@ -20,10 +19,7 @@ KEPT = ("data/mrmc/pool.parquet", "data/mrmc/test.parquet", "data/mrmc/validatio
 
 @pytest.fixture(scope="module")
 def prepared(tmp_path_factory):
-    workspace = scratch_copy(REPO_ROOT, tmp_path_factory.mktemp("gate") / "ws")
-    apply_smoke_params(workspace)
-    run_dvc(["repro", "mrmc-prepare"], workspace, capture=True)
-    return workspace
+    return mrmc_selected_copy(tmp_path_factory, tmp_path_factory.mktemp("gate") / "ws")
 
 
 def _dvc(workspace, *args) -> subprocess.CompletedProcess:
