@@ -3,30 +3,27 @@ another folder by another process, writes byte-identical outputs (everything out
 
 The rebuild runs the stages' commands in DAG order without DVC (`_direct_build` in tests/conftest.py): the same
 code paths as `dvc repro`, which runs each `cmd` in the workspace, without DVC's per-stage bookkeeping (it
-rewrites the whole dvc.lock after every stage, the largest part of a smoke run's time). The two builds run side
-by side on two test workers (see `pytest_xdist_make_scheduler` in tests/conftest.py). Directory outputs are
+rewrites the whole dvc.lock after every stage, the largest part of a smoke run's time). Under xdist the two builds
+run side by side on two test workers (see `pytest_xdist_make_scheduler` in tests/conftest.py). Directory outputs are
 compared file by file. The rebuild runs with another machine's kernel choices in its environment
-(`OTHER_MACHINE_KERNELS`); `stages/kernels.py` pins them back, and the last test shows that without the pin
-those choices do change a model's bytes.
+(`OTHER_MACHINE_KERNELS`); `stages/kernels.py` pins them back (`test_kernel_pin.py` has the control: without
+the pin those choices change a model's bytes).
+
+Slow (`make test-slow`): a second run of all ~80 smoke stages is ~8 CPU-minutes, a quarter of the default
+suite's work. The default suite checks determinism per paper (each paper's tests) and the kernel pin on two
+model-derived outputs (`test_kernel_pin.py`).
 """
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-import sys
-
 import pytest
 import yaml
 
-from stages.core.dvc_cli import subprocess_env
-from stages.core.io import file_md5
 from stages.core.steps import is_timing_path
-from stages.kernels import NATIVE_SWITCH
 from stages.papers.registry import PAPERS
-from tests.conftest import OTHER_MACHINE_KERNELS, output_file_md5s
+from tests.conftest import output_file_md5s
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
 def declared_outputs(workspace, stages: list[str]) -> list[str]:
@@ -67,23 +64,3 @@ def test_a_rebuild_gives_byte_identical_shared_outputs(smoke_rebuild, smoke_run_
     outputs = declared_outputs(smoke_rebuild, [name for name in declared if name not in owned])
     assert "reports/claims.md" in outputs and any(path.startswith("data/raw/") for path in outputs)
     assert_same_files(smoke_rebuild, smoke_run_files, outputs)
-
-
-def test_without_the_pin_the_other_machine_kernels_change_a_model(smoke_rebuild, smoke_run_files, tmp_path):
-    # the control: the rebuild's forced kernels are a real difference, which only the pin removes
-    trace = smoke_rebuild / "data/mrmc/trace.parquet"
-    kept = shutil.copy2(trace, tmp_path / "trace.parquet")
-    env = {**subprocess_env(), **OTHER_MACHINE_KERNELS, NATIVE_SWITCH: "1"}
-    try:
-        done = subprocess.run(
-            [sys.executable, "-m", "stages", "stage", "mrmc-trace"],
-            cwd=smoke_rebuild,
-            env=env,
-            capture_output=True,
-            text=True,
-        )
-        assert done.returncode == 0, done.stderr[-2000:]
-        assert f"[mrmc-trace] kernels: native: {NATIVE_SWITCH}=1" in done.stderr
-        assert file_md5(trace) != smoke_run_files["data/mrmc/trace.parquet"]
-    finally:
-        shutil.copy2(kept, trace)
