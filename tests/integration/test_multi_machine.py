@@ -19,7 +19,7 @@ from stages.audit import audit_record
 from stages.core.dvc_cli import run_dvc, subprocess_env
 from stages.experiments import experiment_revs
 from stages.smoke import GIT, commit_all
-from tests.conftest import free_port
+from tests.conftest import clone_with_outputs, free_port
 
 pytestmark = pytest.mark.integration
 
@@ -36,18 +36,13 @@ class Project:
 
 
 @pytest.fixture(scope="module")
-def project(committed_smoke_workspace, tmp_path_factory) -> Project:
+def project(smoke_origin, tmp_path_factory) -> Project:
     root = tmp_path_factory.mktemp("multi-machine")
     origin, dvc_remote, coordinator = root / "origin.git", root / "dvc-remote", root / "coordinator"
     subprocess.run([*GIT, "init", "-q", "--bare", str(origin)], check=True)
-    source = committed_smoke_workspace
-    run_dvc(["remote", "add", "--local", "-f", "-d", "baseline", str(dvc_remote)], source, capture=True)
-    try:  # the baseline's outputs go to the shared DVC remote, so workers start from them
-        run_dvc(["push", "mrmc-claims", "--with-deps"], source, capture=True)
-    finally:
-        run_dvc(["remote", "remove", "--local", "baseline"], source, capture=True)
-    subprocess.run([*GIT, "clone", "-q", str(source), str(coordinator)], check=True, capture_output=True)
+    clone_with_outputs(smoke_origin, coordinator, "mrmc-claims")
     run_dvc(["remote", "add", "-d", "shared", str(dvc_remote)], coordinator, capture=True, lock=False)
+    run_dvc(["push", "mrmc-claims", "--with-deps"], coordinator, capture=True)  # workers start from them
     commit_all(coordinator, "a shared DVC remote for the workers")
     subprocess.run([*GIT, "remote", "add", "team", str(origin)], cwd=coordinator, check=True)
     subprocess.run([*GIT, "push", "-q", "team", "HEAD:refs/heads/main"], cwd=coordinator, check=True)

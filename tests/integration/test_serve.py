@@ -22,7 +22,7 @@ import yaml
 from stages.audit import audit_record
 from stages.core.dvc_cli import subprocess_env
 from stages.experiments import experiment_revs
-from tests.conftest import free_port
+from tests.conftest import clone_with_outputs, free_port
 from tests.integration.prefect_ui import (
     MISSING_BROWSER,
     browser_available,
@@ -44,7 +44,13 @@ def _port_open(port: int) -> bool:
 
 
 @pytest.fixture(scope="module")
-def served(committed_smoke_workspace, tmp_path_factory):
+def served_workspace(smoke_origin, tmp_path_factory):
+    """A clone of the committed smoke workspace with MRMC's outputs: the folder `icml25 serve` serves."""
+    return clone_with_outputs(smoke_origin, tmp_path_factory.mktemp("served") / "ws", "mrmc-claims")
+
+
+@pytest.fixture(scope="module")
+def served(served_workspace, tmp_path_factory):
     """`icml25 serve` on a free port for this module's tests (the browser's first, the API's last: it stops
     the server and checks that everything it started is gone)."""
     port = free_port()
@@ -58,17 +64,17 @@ def served(committed_smoke_workspace, tmp_path_factory):
         "--port",
         str(port),
         "--workspace",
-        str(committed_smoke_workspace),
+        str(served_workspace),
     ]
     process = subprocess.Popen(
         command,
-        cwd=committed_smoke_workspace,
+        cwd=served_workspace,
         env=env,
         start_new_session=True,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    pid_file = committed_smoke_workspace / ".dvc/tmp/icml25-serve.json"
+    pid_file = served_workspace / ".dvc/tmp/icml25-serve.json"
     try:
         deadline = time.monotonic() + 180
         while not pid_file.is_file():
@@ -85,7 +91,7 @@ def served(committed_smoke_workspace, tmp_path_factory):
                 "serve",
                 "--stop",
                 "--workspace",
-                str(committed_smoke_workspace),
+                str(served_workspace),
             ],
             env=env,
             check=False,
@@ -280,7 +286,7 @@ def land_on_the_run(driver, experiment: str, timeout: float = 420) -> str:
 
 
 @pytest.mark.skipif(not browser_available(), reason=MISSING_BROWSER)
-def test_a_browser_runs_the_form_and_lands_on_the_audit(served, committed_smoke_workspace, tmp_path):
+def test_a_browser_runs_the_form_and_lands_on_the_audit(served, served_workspace, tmp_path):
     port, _, _ = served
     base = f"http://127.0.0.1:{port}"
     driver = start_browser()
@@ -312,15 +318,15 @@ def test_a_browser_runs_the_form_and_lands_on_the_audit(served, committed_smoke_
     finally:
         driver.quit()
     assert "browser" in landing
-    assert audit_record("mrmc", "browser", committed_smoke_workspace).params["claims"]["uneven_ratio"] == 3.0
+    assert audit_record("mrmc", "browser", served_workspace).params["claims"]["uneven_ratio"] == 3.0
 
 
-def test_served_deployment_runs_an_override_as_an_experiment(served, committed_smoke_workspace):
+def test_served_deployment_runs_an_override_as_an_experiment(served, served_workspace):
     from prefect.deployments import run_deployment
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
     port, pids, serve_process = served
-    workspace = committed_smoke_workspace
+    workspace = served_workspace
     params = yaml.safe_load((workspace / "params.yaml").read_text())["mrmc"]
     params["claims"]["uneven_ratio"] = 2.5
     with temporary_settings(updates={PREFECT_API_URL: f"http://127.0.0.1:{port}/api"}):
