@@ -8,7 +8,8 @@ read "TrainConfig"), every field is "(Optional)" because it has a default, and a
 - no field is required: a field left out keeps the workspace's params.yaml value (`form_overrides`), so an
   API call or `prefect deployment run --param` may send only the keys it changes (the model's own required
   `methods` always has that value); the section's description says so;
-- a field typed `DatasetName` is an enum of the registered classification sources;
+- a field typed `DatasetName` is an enum of the registered classification sources, and a field naming sources
+  of another modality (`SourceOf` metadata, alone or as list items: RINGS' `datasets`) an enum of those;
 - a map of sections (MRMC's `methods`: name → {selector, options}) is a plain JSON object: the UI can only
   edit it as JSON, and it sends such an editor's text as `{"__prefect_kind": "json", "value": "..."}`;
   after "Use JSON input" that wrapper lands inside the JSON text, where Prefect's server does not unwrap it,
@@ -28,6 +29,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from stages.datasets.names import SourceOf
 from stages.datasets.registry import names_of
 from stages.papers.fields import DatasetName
 
@@ -51,8 +53,11 @@ def form_schema(schema: dict[str, Any], section: str, model: type[BaseModel]) ->
         properties["experiment_name"]["description"] = (
             f"the DVC experiment's name, and this run's (None: `{section}-<UTC time>`)"
         )
+    fields = properties[section]["properties"]
     for name in dataset_fields(model):
-        properties[section]["properties"][name]["enum"] = names_of("classification")
+        fields[name]["enum"] = names_of("classification")
+    for name, (choices, is_list) in source_fields(model).items():
+        (fields[name]["items"] if is_list else fields[name])["enum"] = choices
     return rewritten
 
 
@@ -60,6 +65,22 @@ def dataset_fields(model: type[BaseModel]) -> list[str]:
     """The model's fields typed `DatasetName` (a registered classification source)."""
     marks = typing.get_args(DatasetName)[1:]
     return [name for name, field in model.model_fields.items() if any(m in field.metadata for m in marks)]
+
+
+def source_fields(model: type[BaseModel]) -> dict[str, tuple[list[str], bool]]:
+    """The model's fields that name registered sources (`SourceOf` metadata): their choices, and whether the
+    field is a list of such names."""
+    found = {}
+    for name, field in model.model_fields.items():
+        for marker in field.metadata:
+            if isinstance(marker, SourceOf):
+                found[name] = (marker.choices(), False)
+        if typing.get_origin(field.annotation) is list:
+            (item,) = typing.get_args(field.annotation)
+            for marker in typing.get_args(item)[1:]:
+                if isinstance(marker, SourceOf):
+                    found[name] = (marker.choices(), True)
+    return found
 
 
 def _inline(node: Any, definitions: dict[str, Any], key: str) -> Any:

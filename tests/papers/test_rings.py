@@ -88,7 +88,7 @@ def test_pipeline_with_your_tu_dataset_runs_end_to_end_and_deterministically(wor
          "rings.audit.modes: Value error, unknown modes ['shuffle']; valid names: complete_features"),
         (("rings.audit.modes=[empty_graph, original, empty_features]",), "the first mode must be 'original'"),
         (("rings.audit.seeds=[0]",), "rings.audit.seeds: List should have at least 2 items"),
-        (("rings.datasets=[tu, zinc]",), "rings.datasets: Value error, not graph sources: ['zinc']"),
+        (("rings.datasets=[tu, zinc]",), "rings.datasets.1: Value error, unknown dataset 'zinc'; graphs sources:"),
         (("rings.claims.feature_control=b3db",), "claims.feature_control 'b3db' must be one of the audited"),
     ],
     ids=["unknown-mode", "original-not-first", "one-seed", "unknown-source", "claims-wrong-dataset"],

@@ -51,6 +51,12 @@ def test_a_dataset_is_a_choice_of_registered_sources(repo_root):
         assert dataset["enum"] == names_of("classification")
 
 
+def test_a_list_of_graph_sources_is_a_choice_of_registered_graph_sources(repo_root):
+    datasets = served_form("rings", repo_root)["properties"]["rings"]["properties"]["datasets"]
+    assert datasets["type"] == "array" and datasets["items"]["enum"] == names_of("graphs")
+    assert "structure_control" in datasets["items"]["enum"]
+
+
 def test_the_budget_range_and_distinctness_are_in_the_schema(repo_root):
     budgets = served_form("mrmc", repo_root)["properties"]["mrmc"]["properties"]["budgets"]
     assert budgets["items"]["exclusiveMinimum"] == 0 and budgets["items"]["exclusiveMaximum"] == 1

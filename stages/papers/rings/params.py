@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field, field_validator, model_validator
 
 from stages.core.params import StrictModel
-from stages.datasets.registry import names_of
+from stages.datasets.names import GraphSourceName
 from stages.methods.graphs.config import AuditConfig
 
 
@@ -20,7 +20,7 @@ class ClaimsParams(StrictModel):
 class RingsParams(StrictModel):
     """Everything the RINGS pipeline reads."""
 
-    datasets: list[str] = Field(
+    datasets: list[GraphSourceName] = Field(
         min_length=1, description="graph sources to audit (their data-<name> stages; see common.datasets)"
     )
     audit: AuditConfig = AuditConfig()
@@ -28,11 +28,7 @@ class RingsParams(StrictModel):
 
     @field_validator("datasets")
     @classmethod
-    def _graph_sources(cls, datasets: list[str]) -> list[str]:
-        graph_sources = names_of("graphs")
-        unknown = [name for name in datasets if name not in graph_sources]
-        if unknown:
-            raise ValueError(f"not graph sources: {unknown}; graph sources: {', '.join(graph_sources)}")
+    def _distinct(cls, datasets: list[str]) -> list[str]:
         if len(set(datasets)) != len(datasets):
             raise ValueError("each dataset may be listed once")
         return datasets
