@@ -32,8 +32,7 @@ if os.environ.get("PYTEST_XDIST_WORKER"):  # workers never share a Prefect datab
     )
 
 
-SHARED_RUN_FIXTURES = ("smoke_workspace", "committed_smoke_workspace")
-ORIGIN_FIXTURES = ("smoke_origin",)
+SHARED_RUN_FIXTURES = ("smoke_workspace",)
 REBUILD_MODULE = "tests/integration/test_rebuild_identical.py"
 
 
@@ -57,9 +56,9 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
     smoke run goes to one worker as one unit (the run is made once, and its tests never edit it side by side),
     every other module goes whole to a worker (module fixtures are built once). The shared run goes out first
     (and, when slow tests run, the independent rebuild of it second, so the two builds start together); the
-    modules that clone the finished run (`smoke_origin`) go last, so no worker waits for it while other work
-    is left; the rest go in between, largest module first. xdist's own loadgroup cannot be used: it tags node
-    ids, which pytest 9 no longer lets a plugin rewrite."""
+    rest follow, largest module first. The tests that run MRMC experiments use their own MRMC-only baseline
+    (`mrmc_baseline`), not the shared run, so they need not wait for it. xdist's own loadgroup cannot be
+    used: it tags node ids, which pytest 9 no longer lets a plugin rewrite."""
     if config.getvalue("dist") != "loadgroup":
         return None
     from xdist.scheduler import LoadScopeScheduling
@@ -73,9 +72,8 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under `--dist loadgroup`, order tests by scope: the shared run, the rebuild, the other scopes by size
-    (largest first), then the clones of the shared run. Every worker collects in this order, so the scheduler
-    hands the builds out first."""
+    """Under `--dist loadgroup`, order tests by scope: the shared run, the rebuild, then the other scopes by size
+    (largest first). Every worker collects in this order, so the scheduler hands the builds out first."""
     # xdist workers see `dist` as "no" and carry the controller's choice in `option.loadgroup`
     if config.getvalue("dist") != "loadgroup" and not getattr(config.option, "loadgroup", False):
         return
@@ -86,9 +84,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
     def rank(item: pytest.Item) -> tuple[int, int, str]:
         scope = _scope(item.nodeid)
-        if scope in first:
-            return (first.index(scope), 0, scope)
-        return (len(first) + _module_uses(scope, ORIGIN_FIXTURES), -sizes[scope], scope)
+        return (first.index(scope) if scope in first else len(first), -sizes[scope], scope)
 
     items.sort(key=rank)  # stable: tests keep their order within a scope
 
@@ -180,7 +176,7 @@ def _smoke_build(workspace: Path) -> None:
     from stages.smoke import commit_all, run_smoke
 
     run_smoke(workdir=workspace, root=REPO_ROOT)
-    commit_all(workspace, "smoke baseline")  # smoke params and lock: what experiments and clones start from
+    commit_all(workspace, "smoke baseline")  # smoke params and lock, as a user would commit them
     # what the run produced, before any test touches the workspace: the rebuild is compared against this
     outputs = locked_out_md5s(workspace)
     (workspace.parent / f"{workspace.name}-md5s.json").write_text(json.dumps(outputs))
@@ -250,6 +246,23 @@ def mrmc_selected(tmp_path_factory, tmp_path) -> Path:
 
 
 @pytest.fixture(scope="session")
+def mrmc_baseline(tmp_path_factory) -> Path:
+    """A smoke-params workspace where MRMC's whole pipeline ran (`dvc repro mrmc-claims`), committed with its
+    params and lock ("smoke baseline"): what the experiment, serving and multi-machine tests start from. Built
+    once; copy or clone it, never edit it. Only MRMC: a temporary experiment copies the workspace, and one
+    holding every paper's outputs made each `dvc exp run` ~13 s slower."""
+    from stages.core.dvc_cli import run_dvc
+    from stages.smoke import commit_all
+
+    def build(folder: Path) -> None:
+        mrmc_selected_copy(tmp_path_factory, folder)
+        run_dvc(["repro", "mrmc-claims"], folder, capture=True)
+        commit_all(folder, "smoke baseline")
+
+    return _built_once(tmp_path_factory, "mrmc-baseline", build)
+
+
+@pytest.fixture(scope="session")
 def smoke_workspace(tmp_path_factory) -> Path:
     """A scratch copy of the repo where every pipeline ran end to end at smoke sizes through `dvc repro`."""
     return _built_once(tmp_path_factory, "smoke", _smoke_build)
@@ -274,20 +287,6 @@ def smoke_run_files(tmp_path_factory) -> dict[str, str]:
     """The md5 of every output file of the shared smoke run as it was built."""
     workspace = _built_once(tmp_path_factory, "smoke", _smoke_build)
     return json.loads((workspace.parent / f"{workspace.name}-files.json").read_text())
-
-
-@pytest.fixture(scope="session")
-def committed_smoke_workspace(smoke_workspace) -> Path:
-    """The smoke workspace, whose smoke params and dvc.lock are committed ("smoke baseline"): a baseline for
-    experiments."""
-    return smoke_workspace
-
-
-@pytest.fixture(scope="session")
-def smoke_origin(tmp_path_factory) -> Path:
-    """The committed smoke workspace as a read-only origin: a module that only clones it and reads its DVC
-    cache (`clone_with_outputs`) runs on any worker, beside the tests that edit the workspace itself."""
-    return _built_once(tmp_path_factory, "smoke", _smoke_build)
 
 
 def clone_with_outputs(origin: Path, destination: Path, *targets: str) -> Path:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 
@@ -18,6 +20,12 @@ from tests.conftest import free_port
 pytestmark = pytest.mark.integration
 
 
+@pytest.fixture(scope="module")
+def baseline(mrmc_baseline, tmp_path_factory) -> Path:
+    """This module's copy of the committed MRMC smoke baseline (its tests add experiments and remotes)."""
+    return Path(shutil.copytree(mrmc_baseline, tmp_path_factory.mktemp("experiments") / "ws", symlinks=True))
+
+
 @pytest.mark.parametrize(
     ("override", "message"),
     [
@@ -26,15 +34,15 @@ pytestmark = pytest.mark.integration
         ("coreset.budget=0.1", "may only change 'mrmc.*'"),
     ],
 )
-def test_bad_override_fails_before_any_work(committed_smoke_workspace, override, message):
-    before = set(experiment_revs(committed_smoke_workspace))
+def test_bad_override_fails_before_any_work(baseline, override, message):
+    before = set(experiment_revs(baseline))
     with pytest.raises(ParamsError, match=message):
-        run_experiment("mrmc", [override], workspace=committed_smoke_workspace)
-    assert set(experiment_revs(committed_smoke_workspace)) == before
+        run_experiment("mrmc", [override], workspace=baseline)
+    assert set(experiment_revs(baseline)) == before
 
 
-def test_concurrent_experiments_finish_and_leave_the_workspace_alone(committed_smoke_workspace):
-    workspace = committed_smoke_workspace
+def test_concurrent_experiments_finish_and_leave_the_workspace_alone(baseline):
+    workspace = baseline
     lock_before = file_md5(workspace / "dvc.lock")
     runs = {"ep3": ["mrmc.train.epochs=3"], "ratio2": ["mrmc.claims.uneven_ratio=2.0"]}
     with ThreadPoolExecutor(max_workers=2) as pool:
@@ -104,10 +112,8 @@ def _add_remote(workspace, url: str, settings: dict[str, str]) -> None:
 
 
 @pytest.mark.parametrize("remote", ["folder", "s3"])
-def test_push_pull_restores_identical_data_into_a_fresh_clone(
-    committed_smoke_workspace, tmp_path, remote, request
-):
-    source = committed_smoke_workspace
+def test_push_pull_restores_identical_data_into_a_fresh_clone(baseline, tmp_path, remote, request):
+    source = baseline
     if remote == "s3":
         endpoint = request.getfixturevalue("s3_endpoint")
         url, settings = "s3://icml25-dvc/cache", {"endpointurl": endpoint}
@@ -119,15 +125,15 @@ def test_push_pull_restores_identical_data_into_a_fresh_clone(
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", str(source), str(clone)], check=True)
     _add_remote(clone, url, settings)
-    run_dvc(["pull"], clone, capture=True)
+    run_dvc(["pull", "mrmc-claims", "--with-deps"], clone, capture=True)  # what this workspace holds
     for path in (
         "data/mrmc/pool.parquet",
         "data/mrmc/results.parquet",
         "data/mrmc/claims.json",
-        "reports/claims.md",
+        "data/mrmc/headline.json",
     ):
         assert file_md5(clone / path) == file_md5(source / path), path
-    status = run_dvc(["status", "--json"], clone, capture=True)
+    status = run_dvc(["status", "mrmc-claims", "--with-deps", "--json"], clone, capture=True)
     assert status.stdout.strip() == "{}"
     if remote == "s3":  # the clone had no cache: every object came through the S3 API
         import boto3
@@ -138,19 +144,16 @@ def test_push_pull_restores_identical_data_into_a_fresh_clone(
         assert listed["KeyCount"] > 0
 
 
-def test_sweep_fans_out_on_dask_as_experiments(committed_smoke_workspace, tmp_path, monkeypatch):
+def test_sweep_fans_out_on_dask_as_experiments(baseline, tmp_path, monkeypatch):
     from prefect.testing.utilities import prefect_test_harness
 
     from flows.experiment_flow import run_all_papers
 
     monkeypatch.setenv("PREFECT_HOME", str(tmp_path / "prefect-home"))
-    before = set(experiment_revs(committed_smoke_workspace))
+    before = set(experiment_revs(baseline))
     sweep = [["mrmc.claims.uneven_ratio=2.5"], ["mrmc.claims.uneven_ratio=3.5"]]
     with prefect_test_harness(server_startup_timeout=120):
-        names = run_all_papers(["mrmc"], sweep, str(committed_smoke_workspace))
-    assert len(set(names)) == 2 and set(names) <= set(experiment_revs(committed_smoke_workspace)) - before
-    ratios = sorted(
-        audit_record("mrmc", name, committed_smoke_workspace).params["claims"]["uneven_ratio"]
-        for name in names
-    )
+        names = run_all_papers(["mrmc"], sweep, str(baseline))
+    assert len(set(names)) == 2 and set(names) <= set(experiment_revs(baseline)) - before
+    ratios = sorted(audit_record("mrmc", name, baseline).params["claims"]["uneven_ratio"] for name in names)
     assert ratios == [2.5, 3.5]

@@ -36,11 +36,11 @@ class Project:
 
 
 @pytest.fixture(scope="module")
-def project(smoke_origin, tmp_path_factory) -> Project:
+def project(mrmc_baseline, tmp_path_factory) -> Project:
     root = tmp_path_factory.mktemp("multi-machine")
     origin, dvc_remote, coordinator = root / "origin.git", root / "dvc-remote", root / "coordinator"
     subprocess.run([*GIT, "init", "-q", "--bare", str(origin)], check=True)
-    clone_with_outputs(smoke_origin, coordinator, "mrmc-claims")
+    clone_with_outputs(mrmc_baseline, coordinator, "mrmc-claims")
     run_dvc(["remote", "add", "-d", "shared", str(dvc_remote)], coordinator, capture=True, lock=False)
     run_dvc(["push", "mrmc-claims", "--with-deps"], coordinator, capture=True)  # workers start from them
     commit_all(coordinator, "a shared DVC remote for the workers")

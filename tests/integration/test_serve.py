@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -15,6 +16,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from pathlib import Path
 
 import pytest
 import yaml
@@ -22,7 +24,7 @@ import yaml
 from stages.audit import audit_record
 from stages.core.dvc_cli import subprocess_env
 from stages.experiments import experiment_revs
-from tests.conftest import clone_with_outputs, free_port
+from tests.conftest import free_port
 from tests.integration.prefect_ui import (
     MISSING_BROWSER,
     browser_available,
@@ -44,9 +46,9 @@ def _port_open(port: int) -> bool:
 
 
 @pytest.fixture(scope="module")
-def served_workspace(smoke_origin, tmp_path_factory):
-    """A clone of the committed smoke workspace with MRMC's outputs: the folder `icml25 serve` serves."""
-    return clone_with_outputs(smoke_origin, tmp_path_factory.mktemp("served") / "ws", "mrmc-claims")
+def served_workspace(mrmc_baseline, tmp_path_factory):
+    """A copy of the committed MRMC smoke baseline: the folder `icml25 serve` serves."""
+    return Path(shutil.copytree(mrmc_baseline, tmp_path_factory.mktemp("served") / "ws", symlinks=True))
 
 
 @pytest.fixture(scope="module")

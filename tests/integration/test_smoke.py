@@ -78,8 +78,7 @@ def test_editing_a_param_reruns_only_the_stages_that_read_it(smoke_workspace, ov
         write_params_file(apply_overrides(read_params_file(params_path), [override]), params_path)
         assert _stages_that_would_run(smoke_workspace) == changed
     finally:
-        params_path.write_text(original)
-    assert json.loads(run_dvc(["status", "--json"], smoke_workspace, capture=True).stdout) == {}
+        params_path.write_text(original)  # the last test of this module checks the workspace is up to date
 
 
 def _stale_stages(workspace):
