@@ -33,6 +33,12 @@ if os.environ.get("PYTEST_XDIST_WORKER"):  # workers never share a Prefect datab
 
 
 SHARED_RUN_FIXTURES = ("smoke_workspace",)
+LONG_MODULES = tuple(
+    f"tests/integration/test_{name}.py"
+    for name in ("serve", "experiments", "multi_machine", "flow", "failures", "kernel_pin")
+)
+"""Modules of one to four minutes each (fresh-clone run, 2026-12-06), longest first: they go out right after
+the shared run, so they run while it is built, and the short modules fill both workers at the end."""
 REBUILD_MODULE = "tests/integration/test_rebuild_identical.py"
 
 
@@ -56,9 +62,10 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
     smoke run goes to one worker as one unit (the run is made once, and its tests never edit it side by side),
     every other module goes whole to a worker (module fixtures are built once). The shared run goes out first
     (and, when slow tests run, the independent rebuild of it second, so the two builds start together); the
-    rest follow, largest module first. The tests that run MRMC experiments use their own MRMC-only baseline
-    (`mrmc_baseline`), not the shared run, so they need not wait for it. xdist's own loadgroup cannot be
-    used: it tags node ids, which pytest 9 no longer lets a plugin rewrite."""
+    modules that take minutes follow (`LONG_MODULES`), then the rest, largest first. The tests that run MRMC
+    experiments use their own MRMC-only baseline (`mrmc_baseline`), not the shared run, so they need not wait
+    for it. xdist's own loadgroup cannot be used: it tags node ids, which pytest 9 no longer lets a plugin
+    rewrite."""
     if config.getvalue("dist") != "loadgroup":
         return None
     from xdist.scheduler import LoadScopeScheduling
@@ -72,15 +79,16 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under `--dist loadgroup`, order tests by scope: the shared run, the rebuild, then the other scopes by size
-    (largest first). Every worker collects in this order, so the scheduler hands the builds out first."""
+    """Under `--dist loadgroup`, order tests by scope: the shared run, the rebuild, the long modules, then the
+    other scopes by size (largest first). Every worker collects in this order, so the scheduler hands the
+    builds out first."""
     # xdist workers see `dist` as "no" and carry the controller's choice in `option.loadgroup`
     if config.getvalue("dist") != "loadgroup" and not getattr(config.option, "loadgroup", False):
         return
     sizes: dict[str, int] = {}
     for item in items:
         sizes[_scope(item.nodeid)] = sizes.get(_scope(item.nodeid), 0) + 1
-    first = ("shared-smoke-run", REBUILD_MODULE)
+    first = ("shared-smoke-run", REBUILD_MODULE, *LONG_MODULES)
 
     def rank(item: pytest.Item) -> tuple[int, int, str]:
         scope = _scope(item.nodeid)
