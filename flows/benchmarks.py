@@ -46,7 +46,7 @@ def _command(args: list[str], workspace: Path, env: dict[str, str]):
 
 @contextlib.contextmanager
 def running_server(workspace: Path) -> Iterator[str]:
-    """A Prefect server on a free 127.0.0.1 port for the duration (its own PREFECT_HOME); yields its API URL."""
+    """A Prefect server (`icml25 serve`'s settings) on a free 127.0.0.1 port for the duration; yields its API URL."""
     import socket
 
     from flows.serve import api_url, start_server, stop_processes, wait_for_server
