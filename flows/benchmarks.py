@@ -17,7 +17,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from stages.core.dvc_cli import dvc_executable, run_dvc, subprocess_env
+from stages.core.dvc_cli import dvc_executable, subprocess_env
 from stages.core.io import write_json
 from stages.core.timing import interleaved_seconds, median_seconds
 from stages.experiments import run_experiment
@@ -86,12 +86,9 @@ def bench_overhead(workspace: Path, paper: str = "mrmc", repeats: int = OVERHEAD
 
 def smoke_baseline(repo_root: Path, workspace: Path) -> Path:
     """A committed smoke-params scratch copy where MRMC's pipeline ran once."""
-    from stages.smoke import apply_smoke_params, commit_all, scratch_copy
+    from stages.smoke import commit_all, run_smoke
 
-    scratch_copy(repo_root, workspace)
-    apply_smoke_params(workspace)
-    (workspace / "dvc.lock").unlink(missing_ok=True)  # the full-size lock: every smoke stage reruns anyway
-    run_dvc(["repro", "mrmc-claims"], workspace, capture=True)
+    run_smoke(["mrmc-claims"], workdir=workspace, root=repo_root)
     commit_all(workspace, "baseline")
     return workspace
 

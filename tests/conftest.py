@@ -43,13 +43,9 @@ REBUILD_MODULE = "tests/integration/test_rebuild_identical.py"
 
 
 @functools.cache
-def _module_uses(module: str, fixtures: tuple[str, ...]) -> bool:
-    path = REPO_ROOT / module
-    return path.is_file() and any(name in path.read_text() for name in fixtures)
-
-
 def _uses_the_shared_run(module: str) -> bool:
-    return _module_uses(module, SHARED_RUN_FIXTURES)
+    path = REPO_ROOT / module
+    return path.is_file() and any(name in path.read_text() for name in SHARED_RUN_FIXTURES)
 
 
 def _scope(nodeid: str) -> str:
@@ -230,13 +226,9 @@ def _direct_build(workspace: Path) -> None:
 
 
 def _mrmc_selected_build(workspace: Path) -> None:
-    from stages.core.dvc_cli import run_dvc
-    from stages.smoke import apply_smoke_params, scratch_copy
+    from stages.smoke import run_smoke
 
-    scratch_copy(REPO_ROOT, workspace)
-    apply_smoke_params(workspace)
-    (workspace / "dvc.lock").unlink()  # the full-size lock: smoke params rerun every stage anyway (run_smoke)
-    run_dvc(["repro", "mrmc-select"], workspace, capture=True)
+    run_smoke(["mrmc-select"], workdir=workspace, root=REPO_ROOT)
 
 
 def mrmc_selected_copy(tmp_path_factory, destination: Path) -> Path:

@@ -31,12 +31,13 @@ def _train_running(workspace) -> bool:
     """`mrmc-train` holds its stage lock (its pid is written once the lock is taken) and has opened its staging
     folder. A staging folder alone is not enough: the params check (rerun after the epochs edit) stages too."""
     lock = workspace / LOCK_DIR / "mrmc-train.lock"
-    holder = lock.read_text().split() if lock.is_file() else []
+    holder = lock.read_text().split() if lock.is_file() else []  # "pid 1234, started 12:00:00"
+    if len(holder) < 2 or holder[0] != "pid":
+        return False
+    pid = holder[1].rstrip(",")
     return (
-        len(holder) >= 2
-        and holder[0] == "pid"
-        and _pid_alive(int(holder[1].rstrip(",")))
-        and bool(list(workspace.glob(f"{STAGING_PREFIX}{holder[1].rstrip(',')}-*")))
+        _pid_alive(int(pid))
+        and bool(list(workspace.glob(f"{STAGING_PREFIX}{pid}-*")))
         and not (workspace / "data/mrmc/models").exists()
     )
 

@@ -20,7 +20,7 @@ from stages.core.dvc_cli import run_dvc, subprocess_env
 from stages.core.io import file_md5
 from stages.core.steps import is_timing_path
 from stages.kernels import NATIVE_SWITCH
-from stages.smoke import apply_smoke_params, scratch_copy
+from stages.smoke import run_smoke
 from tests.conftest import OTHER_MACHINE_KERNELS, REPO_ROOT
 
 pytestmark = pytest.mark.integration
@@ -62,10 +62,7 @@ def test_without_the_pin_the_other_machines_kernels_change_the_trace(mrmc_select
 
 
 def test_another_machines_kernels_give_the_same_sentence_embeddings(tmp_path):
-    workspace = scratch_copy(REPO_ROOT, tmp_path / "ws")
-    apply_smoke_params(workspace)
-    (workspace / "dvc.lock").unlink()
-    run_dvc(["repro", "data-rotten_tomatoes"], workspace, capture=True)
+    workspace = run_smoke(["data-rotten_tomatoes"], workdir=tmp_path / "ws", root=REPO_ROOT)
     made_here = file_md5(workspace / EMBEDDINGS)
     log = run_stage_elsewhere(workspace, "data-rotten_tomatoes")
     assert "[data-rotten_tomatoes] kernels: pinned" in log
