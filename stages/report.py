@@ -4,6 +4,7 @@ kept apart so that `reports/claims.md` is byte-identical on rerun."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from stages.core.claims import VERDICTS, Claim, Evidence, interval_text, read_claims, verdict_counts
@@ -15,14 +16,18 @@ MAX_SEEDS_LISTED = 6
 
 RULE = (
     "Each claim is checked at this scale and gets one of three verdicts. **holds**: every compared quantity's "
-    "interval (a t interval over seeds unless stated) lies wholly on the side of its threshold that the paper "
-    "claims. **fails**: some compared quantity's interval lies wholly on the wrong side. **inconclusive**: "
-    "otherwise — an interval contains its threshold (the difference is inside the seed noise), or the design "
-    "cannot decide (too few seeds for an interval, a test whose smallest attainable p is not below α)."
+    "interval (its kind is named: t over ≥ 3 units, bootstrap or exact permutation over units, log-ratio, "
+    "Wilson, or the observed range for every-run claims) lies wholly on the side of its threshold that the "
+    "paper claims. **fails**: some compared quantity's interval lies wholly on the wrong side. "
+    "**inconclusive**: otherwise — an interval contains its threshold (the difference is inside the noise), "
+    "or the design cannot decide (a test whose smallest attainable p is not below α, or a design that makes "
+    "one answer impossible, said in the claim). Beside each verdict: how the design could make the claim hold "
+    "and fail, its unit and n, and **detectable**: per compared quantity the smallest departure from its "
+    "threshold this design decides (the interval's half-width; for ratios in log units)."
 )
 
 
-def _cell(text: str) -> str:
+def cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
@@ -30,7 +35,7 @@ def _number(value: float) -> str:
     return f"{value:.4g}"
 
 
-def _per_seed_text(per_seed: dict[str, float]) -> str:
+def per_unit_text(per_seed: dict[str, float]) -> str:
     if not per_seed:
         return "—"
     values = list(per_seed.values())
@@ -39,13 +44,13 @@ def _per_seed_text(per_seed: dict[str, float]) -> str:
     return ", ".join(f"{seed}: {_number(value)}" for seed, value in per_seed.items())
 
 
-def _claimed_text(evidence: Evidence) -> str:
+def claimed_text(evidence: Evidence) -> str:
     if evidence.threshold is None or evidence.direction is None:
         return "—"
     return f"{'>' if evidence.direction == 'above' else '<'} {_number(evidence.threshold)}"
 
 
-def _estimate_text(evidence: Evidence) -> str:
+def estimate_text(evidence: Evidence) -> str:
     if evidence.mean is None:
         return "—"
     text = interval_text(evidence)
@@ -63,14 +68,41 @@ def evidence_table(evidence: list[Evidence]) -> list[str]:
     for item in evidence:
         cells = [
             item.name,
-            _per_seed_text(item.per_seed),
-            _estimate_text(item),
-            _claimed_text(item),
+            per_unit_text(item.per_seed),
+            estimate_text(item),
+            claimed_text(item),
             item.verdict,
             item.note or (item.interval_kind if item.interval is None and item.mean is None else ""),
         ]
-        lines.append("| " + " | ".join(_cell(cell) for cell in cells) + " |")
+        lines.append("| " + " | ".join(cell(cell) for cell in cells) + " |")
     return lines
+
+
+def effect_text(claim: Claim, name: str) -> str:
+    """One compared quantity's detectable effect: `±0.031`, `a factor of 1.5` (ratios), or `none at this n`."""
+    effect = claim.detectable.get(name)
+    if effect is None:
+        return "none at this n"
+    if any(item.name == name and "log-ratio" in item.interval_kind for item in claim.evidence):
+        return f"a factor of {_number(math.exp(effect))}"
+    return f"±{_number(effect)}"
+
+
+def detectable_text(claim: Claim) -> str:
+    """`gap: ±0.031; ratio: a factor of 1.5`: the smallest decidable effect per compared quantity."""
+    if not claim.detectable:
+        return "no compared quantity (nothing to decide)"
+    return "; ".join(f"{name}: {effect_text(claim, name)}" for name in claim.detectable)
+
+
+def design_lines(claim: Claim) -> list[str]:
+    """The claim's design beside its verdict: unit and n, detectable, and how it could hold and fail."""
+    return [
+        f"Unit: {claim.unit}, n = {claim.n}. Detectable: {detectable_text(claim)}.",
+        "",
+        f"Could hold: {claim.could_hold} Could fail: {claim.could_fail}",
+        "",
+    ]
 
 
 def _flatten(value: Any, prefix: str = "") -> list[tuple[str, Any]]:
@@ -94,7 +126,8 @@ def claim_section(claim: Claim) -> list[str]:
         lines += [*evidence_table(claim.evidence), ""]
     else:
         lines += [_measured_sentence(claim.measured), ""]
-    lines += [f"**{claim.verdict.capitalize()}.** {claim.reason}", "", f"Criterion: {claim.criterion}.", ""]
+    lines += [f"**{claim.verdict.capitalize()}.** {claim.reason}", "", *design_lines(claim)]
+    lines += [f"Criterion: {claim.criterion}.", ""]
     return lines
 
 
