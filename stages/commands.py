@@ -40,6 +40,32 @@ def _dvc_yaml(args: argparse.Namespace) -> None:
     print("dvc.yaml is up to date" if fresh else "dvc.yaml written")
 
 
+def _lock_status(args: argparse.Namespace) -> None:
+    from stages.lock_status import lock_status, status_text
+
+    statuses = lock_status(args.workspace)
+    print(status_text(statuses, verbose=args.verbose))
+    stale = [status.name for status in statuses if not status.fresh]
+    if args.check and stale:
+        raise PipelineError(
+            f"dvc.lock is not the record of this workspace: {len(stale)} stage(s) stale or never locked "
+            f"({', '.join(stale)}); rerun them (`dvc repro <stage>`) and commit dvc.lock"
+        )
+
+
+def _results(args: argparse.Namespace) -> None:
+    from stages.results import check_results, write_results
+
+    if args.check:
+        problems = check_results(args.workspace)
+        if problems:
+            raise PipelineError("result tables are not the outputs':\n" + "\n".join(problems))
+        print("result tables match dvc.lock's run")
+        return
+    for written in write_results(args.workspace):
+        print(f"wrote {written}")
+
+
 def _papers(args: argparse.Namespace) -> None:
     from stages.papers.registry import PAPERS
 
@@ -133,6 +159,23 @@ def add_library_commands(commands: argparse._SubParsersAction, extra_benchmarks:
     dvc_yaml.add_argument("--check", action="store_true", help="exit 2 with a diff when dvc.yaml is stale")
     dvc_yaml.add_argument("--workspace", default=".")
     dvc_yaml.set_defaults(handler=_dvc_yaml)
+
+    lock = commands.add_parser(
+        "lock-status", help="stages whose dvc.lock entry differs from this workspace's code, params or data"
+    )
+    lock.add_argument("--check", action="store_true", help="exit 2 naming them when any stage is stale")
+    lock.add_argument("--verbose", action="store_true", help="every reason, not the first three")
+    lock.add_argument("--workspace", default=".")
+    lock.set_defaults(handler=_lock_status)
+
+    results = commands.add_parser(
+        "results", help="write the README and docs/results.md result tables from the claims outputs"
+    )
+    results.add_argument(
+        "--check", action="store_true", help="exit 2 when a committed table is edited or not dvc.lock's run"
+    )
+    results.add_argument("--workspace", default=".")
+    results.set_defaults(handler=_results)
 
     commands.add_parser("papers", help="list registered papers and their stages").set_defaults(
         handler=_papers

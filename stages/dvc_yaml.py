@@ -106,13 +106,15 @@ def render(raw_params: Mapping[str, Any], root: str | Path = ".") -> str:
     return HEADER + body
 
 
-def papers_table() -> str:
-    """The README's Markdown table of registered papers."""
+def papers_table(root: str | Path = ".") -> str:
+    """The README's Markdown table of registered papers, with each paper's verdict counts as its README's
+    generated results table records them (`icml25 results`)."""
     import argparse
 
     from stages.papers.registry import PAPERS
+    from stages.results import committed_counts
 
-    lines = ["| paper | id | what runs |", "|---|---|---|"]
+    lines = ["| paper | id | what runs | verdicts (`icml25 results`) |", "|---|---|---|---|"]
     for paper_id in PAPERS.names():
         paper = PAPERS.get(paper_id)
         extras = ["pipeline + claims"]
@@ -123,16 +125,19 @@ def papers_table() -> str:
         if paper.benchmarks:
             extras.append(f"`icml25 bench {paper_id}`")
         readme = paper.readme.relative_to(paper.readme.parents[3])
-        lines.append(f"| {paper.title} | `{paper_id}` | {' + '.join(extras)} ([README]({readme})) |")
+        counts = committed_counts(root, paper_id)
+        lines.append(
+            f"| {paper.title} | `{paper_id}` | {' + '.join(extras)} ([README]({readme})) | {counts} |"
+        )
     return "\n".join(lines)
 
 
-def with_papers_table(readme: str) -> str:
+def with_papers_table(readme: str, root: str | Path = ".") -> str:
     """The README text with the table between the markers replaced."""
     begin, end = readme.find(PAPERS_BEGIN), readme.find(PAPERS_END)
     if begin < 0 or end < begin:
         raise PipelineError(f"README.md: markers {PAPERS_BEGIN} ... {PAPERS_END} not found")
-    return readme[: begin + len(PAPERS_BEGIN)] + "\n" + papers_table() + "\n" + readme[end:]
+    return readme[: begin + len(PAPERS_BEGIN)] + "\n" + papers_table(root) + "\n" + readme[end:]
 
 
 def _diff(current: str, expected: str, name: str) -> str:
@@ -148,7 +153,7 @@ def generate(root: str | Path = ".", check: bool = False) -> tuple[bool, str]:
     root = Path(root)
     targets = {DVC_YAML: lambda text: render(read_params_file(root / PARAMS_FILE), root)}
     if (root / README).is_file():
-        targets[README] = with_papers_table
+        targets[README] = lambda text: with_papers_table(text, root)
     fresh, diffs = True, []
     for name, make in targets.items():
         path = root / name
