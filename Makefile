@@ -18,7 +18,7 @@ export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS := 120
 export HF_HUB_OFFLINE := 1
 export GX_ANALYTICS_ENABLED := false
 
-.PHONY: help setup system-data browser repro test test-slow smoke lint serve bench clean-venv
+.PHONY: help setup system-data browser repro test test-slow smoke lint record serve bench clean-venv
 
 help:  ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -72,11 +72,16 @@ test-slow: setup  ## only the slow tests
 smoke: setup  ## every pipeline at tiny sizes through dvc repro in a scratch copy
 	icml25 smoke
 
-lint: setup  ## ruff, the import-layer contracts, and dvc.yaml against the step specs
+lint: setup  ## ruff, the import-layer contracts, dvc.yaml against the step specs, and the record
 	ruff check .
 	ruff format --check .
 	lint-imports
 	icml25 dvc-yaml --check
+	$(MAKE) --no-print-directory record
+
+record: setup  ## dvc.lock is the record of this code and params; the result tables are its outputs'
+	icml25 lock-status --check
+	icml25 results --check
 
 serve: setup  ## Prefect server + UI on http://127.0.0.1:4200 with one deployment per paper (Ctrl-C stops)
 	icml25 serve --port 4200

@@ -6,11 +6,14 @@ import json
 import re
 
 import pytest
+import yaml
 
 from stages.core.claims import read_claims
 from stages.core.dvc_cli import run_dvc
 from stages.core.params import apply_overrides, read_params_file, write_params_file
+from stages.lock_status import lock_status
 from stages.papers.registry import PAPERS
+from stages.results import RESULTS_DOC, check_results, write_results
 
 pytestmark = pytest.mark.integration
 
@@ -36,6 +39,13 @@ def test_smoke_run_writes_schema_valid_claims_and_their_headline(smoke_workspace
     assert all(claim.measured for claim in claims)
     headline = json.loads((smoke_workspace / f"data/{paper_id}/headline.json").read_text())
     assert headline == {claim.id: claim.verdict for claim in claims}
+    # the contract: every claim carries its design (the schema requires the fields; here, that they say
+    # something and that detectable covers every compared quantity)
+    timing = PAPERS.get(paper_id).timing_claims_path
+    for claim in claims + (read_claims(smoke_workspace / timing) if timing else []):
+        assert claim.could_hold.strip() and claim.could_fail.strip() and claim.could_hold != claim.could_fail
+        assert set(claim.detectable) == {item.name for item in claim.evidence}, claim.id
+        assert claim.n >= (1 if claim.evidence else 0), claim.id
 
 
 def test_dvc_exp_show_has_one_column_per_claim(smoke_workspace):
@@ -92,6 +102,72 @@ def test_a_new_unrelated_file_under_stages_leaves_every_stage_up_to_date(smoke_w
         assert _stale_stages(smoke_workspace) == set()
     finally:
         new_file.unlink()
+
+
+def _lock_stale(workspace) -> tuple[set[str], set[str]]:
+    """(stages stale by their own deps, stages stale in all: own and downstream) by `icml25 lock-status`."""
+    statuses = lock_status(workspace)
+    return {s.name for s in statuses if s.reasons}, {s.name for s in statuses if not s.fresh}
+
+
+def test_lock_status_is_clean_on_the_fresh_smoke_run(smoke_workspace):
+    statuses = lock_status(smoke_workspace)
+    assert [status.name for status in statuses if not status.fresh] == []
+    assert not any(status.unchecked for status in statuses)  # every data dep present and checked
+    assert len(statuses) == len(yaml.safe_load((smoke_workspace / "dvc.yaml").read_text())["stages"])
+
+
+def test_lock_status_names_an_edited_step_and_its_downstream_only(smoke_workspace):
+    module = smoke_workspace / "stages" / "methods" / "graphs" / "separability.py"
+    original = module.read_text()
+    try:
+        module.write_text(original + "\n\ndef _edited() -> None:\n    pass\n")
+        own, stale = _lock_stale(smoke_workspace)
+        assert own == {"rings-separability", "rings-report"}
+        assert stale == own | {"rings-claims", "report"}
+    finally:
+        module.write_text(original)
+    assert _lock_stale(smoke_workspace) == (set(), set())
+
+
+def test_lock_status_names_the_stages_that_read_an_edited_param(smoke_workspace):
+    params_path = smoke_workspace / "params.yaml"
+    original = params_path.read_text()
+    try:
+        write_params_file(
+            apply_overrides(read_params_file(params_path), ["mrmc.train.epochs=3"]), params_path
+        )
+        own, stale = _lock_stale(smoke_workspace)
+        # the gate reads the whole file; its constant output leaves its downstream alone
+        assert own == {"params", "mrmc-train", "mrmc-cost"}
+        downstream = {"mrmc-evaluate", "mrmc-claims", "mrmc-timing", "report", "report-timings"}
+        assert stale == own | downstream
+    finally:
+        params_path.write_text(original)
+
+
+def test_result_tables_are_generated_and_a_hand_edit_fails_the_check(smoke_workspace):
+    readme = smoke_workspace / "stages" / "papers" / "mrmc" / "README.md"
+    originals = {path: path.read_text() for path in (readme, smoke_workspace / "README.md")}
+    doc = smoke_workspace / RESULTS_DOC
+    originals[doc] = doc.read_text() if doc.is_file() else None
+    try:
+        write_results(smoke_workspace)
+        assert check_results(smoke_workspace) == []
+        claims = read_claims(smoke_workspace / "data" / "mrmc" / "claims.json")
+        text = readme.read_text()
+        assert f"| `{claims[0].id}` | **{claims[0].verdict}** |" in text
+        # one verdict typed over: the digest and the regenerated table both catch it
+        edited = text.replace(
+            f"**{claims[0].verdict}**", "**holds**" if claims[0].verdict != "holds" else "**fails**", 1
+        )
+        readme.write_text(edited)
+        problems = check_results(smoke_workspace)
+        assert any("mrmc/README.md: the generated results table was edited by hand" in p for p in problems)
+        assert any("differs from data/mrmc/claims.json" in p for p in problems)
+    finally:
+        for path, text in originals.items():
+            path.unlink(missing_ok=True) if text is None else path.write_text(text)
 
 
 def test_editing_a_module_makes_exactly_the_stages_that_import_it_stale(smoke_workspace):
