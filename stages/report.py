@@ -74,7 +74,7 @@ def evidence_table(evidence: list[Evidence]) -> list[str]:
             item.verdict,
             item.note or (item.interval_kind if item.interval is None and item.mean is None else ""),
         ]
-        lines.append("| " + " | ".join(cell(cell) for cell in cells) + " |")
+        lines.append("| " + " | ".join(cell(text) for text in cells) + " |")
     return lines
 
 

@@ -139,11 +139,20 @@ def parse_block(text: str, where: str) -> Block | None:
     return Block(sources, digest, counts, text[match.end() : end])
 
 
+RESULTS_HEADING = "## Results (generated)"
+BEFORE_HEADING = "\n## Your own data"
+
+
 def replace_block(text: str, block: str, where: str) -> str:
-    """The text with its generated block replaced (or, without one, appended under a `Results` heading)."""
+    """The text with its generated block replaced; without one, a `Results (generated)` section is added
+    before the `Your own data` section (or at the end)."""
     match = BEGIN.search(text)
     if match is None:
-        return text.rstrip("\n") + "\n\n## Results (generated)\n\n" + block + "\n"
+        section = f"{RESULTS_HEADING}\n\n{block}\n"
+        at = text.find(BEFORE_HEADING)
+        if at < 0:
+            return text.rstrip("\n") + "\n\n" + section
+        return text[: at + 1] + section + "\n" + text[at + 1 :]
     end = text.find(END, match.end())
     if end < 0:
         raise PipelineError(f"{where}: a results:begin marker without {END}")

@@ -48,6 +48,9 @@ MIN_SEEDS = 3
 """Fewest units a t interval is computed over: at 2 the 95 % multiplier is 12.7 (refused, see DesignError)."""
 DEFAULT_CONFIDENCE = 0.95
 BOOTSTRAP_RESAMPLES = 10_000
+MIN_BOOTSTRAP_UNITS = 5
+"""Fewest units a percentile bootstrap is computed over: below, its interval is little more than the observed
+range (anti-conservative). For a bounded quantity over few seeds use `compare(..., bounds=(lo, hi))`."""
 EXACT_PERMUTATION_LIMIT = 16
 """Up to this many units the sign-flip permutation distribution is enumerated (2^16 arrangements)."""
 
@@ -245,11 +248,14 @@ def compare(
     direction: Direction,
     confidence: float = DEFAULT_CONFIDENCE,
     note: str = "",
+    bounds: tuple[float, float] | None = None,
 ) -> Evidence:
     """Judge the mean of per-unit values against a threshold through its t interval over units.
 
     Fewer than three units: the t interval is refused (the evidence records why, and :func:`verdict_claim`
-    raises :class:`DesignError` naming the claim): pick more units or another test.
+    raises :class:`DesignError` naming the claim): pick more units or another test. `bounds`: the range the
+    quantity cannot leave (a share: (0, 1); a difference of shares: (−1, 1)); the interval is clipped to it,
+    which keeps its coverage and drops impossible values.
     """
     values = _floats(per_seed)
     refused = ""
@@ -258,9 +264,11 @@ def compare(
             f"a t interval over {len(values)} unit{'s' if len(values) != 1 else ''} (needs ≥ {MIN_SEEDS})"
         )
     interval = None if refused else t_interval(list(values.values()), confidence)
-    return _evidence(
-        name, values, interval, interval_kind(confidence), threshold, direction, note, refused=refused
-    )
+    kind = interval_kind(confidence)
+    if interval is not None and bounds is not None:
+        interval = (max(interval[0], bounds[0]), min(interval[1], bounds[1]))
+        kind += f", clipped to [{_number(bounds[0])}, {_number(bounds[1])}]"
+    return _evidence(name, values, interval, kind, threshold, direction, note, refused=refused)
 
 
 def compare_paired(
@@ -311,10 +319,17 @@ def compare_bootstrap(
     note: str = "",
     unit: str = "units",
 ) -> Evidence:
-    """Judge the mean of per-unit values by a percentile bootstrap interval over units."""
+    """Judge the mean of per-unit values by a percentile bootstrap interval over units (at least
+    `MIN_BOOTSTRAP_UNITS`; fewer is refused like a t interval over < 3)."""
     values = _floats(per_unit)
-    interval = bootstrap_interval(list(values.values()), confidence)
     kind = f"bootstrap {confidence:.0%} over {len(values)} {unit}"
+    if len(values) < MIN_BOOTSTRAP_UNITS:
+        refused = (
+            f"a percentile bootstrap over {len(values)} {unit} (needs ≥ {MIN_BOOTSTRAP_UNITS}: below, it is the "
+            "observed range); for a bounded quantity over few seeds use compare(..., bounds=(lo, hi))"
+        )
+        return _evidence(name, values, None, kind, threshold, direction, note, refused=refused)
+    interval = bootstrap_interval(list(values.values()), confidence)
     return _evidence(name, values, interval, kind, threshold, direction, note)
 
 
@@ -714,10 +729,11 @@ def verdict_claim(
     `inconclusive` by design), with its design: how it could hold and fail, its unit, n (default: the fewest
     units of any compared quantity) and detectable (default: each compared quantity's interval half-width).
 
-    Raises :class:`DesignError` naming the claim when a compared quantity asked for a refused test.
+    Raises :class:`DesignError` naming the claim when a compared quantity asked for a refused test, unless the
+    claim is given its verdict (inconclusive by design: its evidence is a record, the refusal stays in it).
     """
     refused = [f"{item.name}: {item.refused}" for item in evidence if item.refused]
-    if refused:
+    if refused and verdict is None:
         raise DesignError(f"claim '{id}': refused {'; '.join(refused)}; use more units or another test")
     decided, why = decide(evidence)
     return Claim(

@@ -420,3 +420,15 @@ def test_best_setting_is_tested_against_each_named_setting_on_a_grid_that_has_th
     assert [item.verdict for item in evidence] == ["inconclusive", "holds"]  # 14 vs 16 untested argmax
     with pytest.raises(DesignError, match="lacks the named setting"):
         compare_best("depth", grid, named=[18])
+
+
+def test_a_bounded_quantity_keeps_its_t_interval_inside_its_range_and_few_units_refuse_the_bootstrap():
+    shares = {"0": 0.014, "1": 0.025, "2": 0.123}
+    plain = compare("share", shares, 0.2, "below")
+    clipped = compare("share", shares, 0.2, "below", bounds=(0.0, 1.0))
+    assert plain.interval[0] < 0 and clipped.interval == (0.0, plain.interval[1])
+    assert "clipped to [0, 1]" in clipped.interval_kind and clipped.verdict == plain.verdict
+    few = compare_bootstrap("share", shares, 0.2, "below")
+    assert few.interval is None and "needs ≥ 5" in few.refused
+    with pytest.raises(DesignError, match="claim 'bias': refused share: a percentile bootstrap over 3"):
+        verdict_claim("bias", "s", "c", {}, [few], **DESIGN)
