@@ -279,11 +279,12 @@ def compare_paired(
     direction: Direction,
     confidence: float = DEFAULT_CONFIDENCE,
     note: str = "",
+    bounds: tuple[float, float] | None = None,
 ) -> Evidence:
-    """Judge the mean paired difference `first − second` (same units) against a threshold (t interval)."""
-    return compare(
-        name, paired_differences(_floats(first), _floats(second)), threshold, direction, confidence, note
-    )
+    """Judge the mean paired difference `first − second` (same units) against a threshold (t interval;
+    `bounds`: the range the difference cannot leave, as in :func:`compare`)."""
+    differences = paired_differences(_floats(first), _floats(second))
+    return compare(name, differences, threshold, direction, confidence, note, bounds)
 
 
 # ------------------------------------------------------------------------- bootstrap and permutation

@@ -179,12 +179,75 @@ def _results(replace: list[int], silent: list[int], game: str = "countries") -> 
     return pl.DataFrame(rows)
 
 
-def test_beats_silent_verdicts_on_synthetic_results():
+def test_beats_silent_is_inconclusive_by_design_and_keeps_per_item_values():
     params = ActivationCommParams()
-    holds = ac_claims.beats_silent(_results([1] * 20, [0] * 20), params)
-    assert holds.verdict == "holds" and holds.measured["gap_closed"]["countries"] == 1.0
-    assert ac_claims.beats_silent(_results([0] * 20, [1] * 20), params).verdict == "fails"
-    assert ac_claims.beats_silent(_results([1, 0] * 10, [0, 1] * 10), params).verdict == "inconclusive"
+    for replace, silent in (([1] * 20, [0] * 20), ([0] * 20, [1] * 20), ([1, 0] * 10, [0, 1] * 10)):
+        claim = ac_claims.beats_silent(_results(replace, silent), params)
+        assert claim.verdict == "inconclusive" and claim.reason.startswith("Inconclusive by design")
+        assert claim.unit == "item" and claim.n == 20
+    claim = ac_claims.beats_silent(_results([1] * 20, [0] * 20), params)
+    assert claim.measured["gap_closed"]["countries"] == 1.0
+    evidence = claim.evidence[0]
+    assert evidence.verdict == "holds" and evidence.per_seed == {str(i): 1.0 for i in range(20)}
+    assert claim.detectable == {evidence.name: 0.0}
+
+
+def _flops_results(ratios: list[float], game: str = "countries") -> pl.DataFrame:
+    rows = []
+    for item, ratio in enumerate(ratios):
+        rows.append({"game": game, "item": item, "method": "replace", "flops": 100.0 * ratio})
+        rows.append({"game": game, "item": item, "method": "natural_language", "flops": 100.0})
+    return pl.DataFrame(rows)
+
+
+def test_flops_ratio_is_judged_on_the_log_scale():
+    params = ActivationCommParams()
+    claim = ac_claims.flops_claim(_flops_results([0.2, 0.3, 0.45, 0.25, 0.3]), params)
+    evidence = claim.evidence[0]
+    assert "log-ratio" in evidence.interval_kind and claim.verdict == "holds"
+    geometric = float(np.exp(np.mean(np.log([0.2, 0.3, 0.45, 0.25, 0.3]))))
+    assert evidence.mean == pytest.approx(geometric) and evidence.interval[0] > 0
+    assert claim.measured["ratio"]["countries"]["geometric_mean"] == round(geometric, 4)
+    assert claim.unit == "item" and claim.n == 5
+    # one item far below 1 cannot pull a geometric mean over items that cost more than NL below 1
+    assert ac_claims.flops_claim(_flops_results([1.5, 1.6, 1.4, 1.5, 0.1]), params).verdict == "inconclusive"
+    assert ac_claims.flops_claim(_flops_results([1.5, 1.6, 1.4, 1.5, 1.7]), params).verdict == "fails"
+
+
+def _sweep(depths: list[int], layers: int, best: int, items: int = 6) -> pl.DataFrame:
+    rows = []
+    for game in ("countries", "tip_sheets"):
+        for item in range(items):
+            base = -5.0 - 0.3 * item
+            for depth in depths:
+                noise = 0.01 * ((item * 7 + depth * 3) % 5)
+                logprob = base - 0.5 * abs(depth - best) + noise
+                rows.append({"game": game, "item": item, "depth": depth, "logprob": logprob})
+    return pl.DataFrame(rows).with_columns(correct=pl.lit(False), layers=pl.lit(layers))
+
+
+def test_best_depth_is_a_tested_best_setting_or_inconclusive_by_design():
+    params = ActivationCommParams()  # band [0.5, 0.95]·L, shallow ≤ 0.25·L
+    every = list(range(1, 11))
+    holds = ac_claims.best_depth_claim(_sweep(every, 10, best=7), params)
+    assert holds.verdict == "holds" and holds.measured["best"] == 7 and holds.n == 12
+    fails = ac_claims.best_depth_claim(_sweep(every, 10, best=3), params)
+    assert fails.verdict == "fails" and fails.measured["best"] == 3
+    flat = _sweep(every, 10, best=7)
+    at_best = flat.filter(pl.col("depth") == 7).sort("game", "item")["logprob"].to_numpy()
+    twin = at_best + np.where(np.arange(len(at_best)) % 2 == 0, 0.3, -0.3) - 0.001
+    flat = flat.sort("game", "item", "depth").with_columns(
+        pl.when(pl.col("depth") == 4)
+        .then(pl.Series(np.repeat(twin, 10)))
+        .otherwise(pl.col("logprob"))
+        .alias("logprob")
+    )  # depth 4 (outside the band) matches the best within the item noise: not separated from it
+    assert ac_claims.best_depth_claim(flat, params).verdict == "inconclusive"
+    # the default six-depth grid skips the band's 15–19 (and more): the argmax is untested
+    coarse = ac_claims.best_depth_claim(_sweep([4, 8, 14, 20, 26, 28], 30, best=14), params)
+    assert coarse.verdict == "inconclusive" and coarse.reason.startswith("Inconclusive by design")
+    assert "15–19" in coarse.reason and coarse.measured["best"] == 14
+    assert len(coarse.evidence) == 5 and coarse.unit == "item"
 
 
 def test_bootstrap_interval_covers_the_mean_and_is_seeded():
