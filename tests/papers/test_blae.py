@@ -53,10 +53,15 @@ def test_range_evidence_is_a_bound_on_every_run():
     assert range_evidence("b", {"0": 6, "1": 7}, 5).verdict == "fails"
 
 
-def _runs(blae: list[float], other: list[float]) -> pl.DataFrame:
+def _runs(blae: list[float], other: list[float], **more: list[float]) -> pl.DataFrame:
     rows = [
         {"cell": "c", "seed": seed, "algorithm": name, "final_regret": value}
-        for name, values in (("blae", blae), ("phaelimd", other), ("linucb", [1.0] * len(blae)))
+        for name, values in (
+            ("blae", blae),
+            ("phaelimd", other),
+            ("linucb", [1.0] * len(blae)),
+            *more.items(),
+        )
         for seed, value in enumerate(values)
     ]
     return pl.DataFrame(rows)
@@ -181,17 +186,50 @@ def test_a_baseline_left_out_of_a_cell_leaves_the_regret_claim_undecided(params)
     assert any("not run in this cell" in item.note for item in claim.evidence)
 
 
+def test_regret_against_e4_is_inconclusive_by_design_other_baselines_still_judged(params):
+    run = {label: entry for label, entry in params.algorithms.items() if label != "rs_oful"}
+    params = params.model_copy(update={"algorithms": run})
+    # BLAE far below E4 and PhaElimD: the E4 part is undecided by design (arm order), so the claim is too
+    claim = regret_claim(_runs([10, 11, 12], [20, 22, 21], e4=[90, 95, 99]), params)
+    e4 = next(item for item in claim.evidence if "− e4 " in item.name)
+    assert e4.verdict == "inconclusive" and e4.interval[1] < 0 and "index order" in e4.note
+    assert claim.verdict == "inconclusive" and claim.reason.startswith("Undecided by design against e4")
+    assert "cannot hold" in claim.could_hold and claim.unit == "seed" and claim.n == 3
+    # a PhaElimD comparison on the wrong side still fails the claim
+    assert regret_claim(_runs([30, 31, 32], [20, 22, 21], e4=[90, 95, 99]), params).verdict == "fails"
+
+
+def test_overhead_ratio_to_phaelimd_is_judged_on_the_log_scale(params):
+    from stages.papers.blae.timing import runtime_claim
+
+    def rows(ratios: list[float]) -> list[dict]:
+        return [
+            {"cell": "c", "seed": seed, "algorithm": label, "seconds": seconds}
+            for seed, ratio in enumerate(ratios)
+            for label, seconds in (("blae", 0.1 * ratio), ("phaelimd", 0.1), ("e4", 2.0 + seed))
+        ]
+
+    # ratios 1.2, 1.5, 1.875: geometric mean 1.5 (arithmetic 1.525), log-scale interval ≈ [0.86, 2.6], below 3
+    claim = runtime_claim({"repeats": 3, "runs": rows([1.2, 1.5, 1.875])}, params)
+    ratio = next(item for item in claim.evidence if " / " in item.name)
+    assert (
+        ratio.mean == pytest.approx(1.5) and "log-ratio" in ratio.interval_kind and ratio.verdict == "holds"
+    )
+    assert claim.verdict == "holds" and claim.unit == "seed"
+    assert runtime_claim({"repeats": 3, "runs": rows([5.0, 6.0, 7.2])}, params).verdict == "fails"
+
+
 def test_timing_repeats_every_compared_run_and_judges_on_the_medians(params):
     from stages.papers.blae.timing import runtime_claim, timed_runs
 
     grid = params.default.model_copy(  # E4's SDP is slow: with e4_max_arms 0 BLAE meets PhaElimD only
-        update={"horizon": 200, "seeds": [0, 1], "cells": params.default.cells[:1], "e4_max_arms": 0}
+        update={"horizon": 200, "seeds": [0, 1, 2], "cells": params.default.cells[:1], "e4_max_arms": 0}
     )
     claims = params.claims.model_copy(update={"timing_repeats": 3})
     tiny = params.model_copy(update={"default": grid, "claims": claims})
     rows = timed_runs(tiny, base_seed=0)
     assert {(row["seed"], row["algorithm"]) for row in rows} == {
-        (seed, label) for seed in (0, 1) for label in ("blae", "phaelimd")
+        (seed, label) for seed in (0, 1, 2) for label in ("blae", "phaelimd")
     }
     for row in rows:
         assert len(row["repeats"]) == 3 and row["seconds"] == pytest.approx(

@@ -52,8 +52,14 @@ def runs_frame(
     return pl.DataFrame(rows)
 
 
+def table2_epochs() -> GBRLParams:
+    """Default params without the epoch cut: GBRL's MiniGrid PPO at Table 2's 20 epochs (claims judged)."""
+    grid = read_params_file(REPO_ROOT / "params.yaml")["gbrl"]["default"]
+    return params(default={**grid, "epochs": {}})
+
+
 def test_minigrid_and_cartpole_claims_follow_the_intervals():
-    p = params()
+    p = table2_epochs()
     runs = runs_frame(
         {
             ("gotodoor", "gbrl_shared"): [0.9, 0.92, 0.91],
@@ -66,8 +72,33 @@ def test_minigrid_and_cartpole_claims_follow_the_intervals():
     cartpole = cartpole_claim(runs, p)
     assert cartpole.verdict == "inconclusive"  # ratios 0.6, 0.2, 0.96: the interval straddles 0.9
     assert cartpole.evidence[0].per_seed == {"0": 0.6, "1": 0.2, "2": 0.96}
-    worse = runs_frame({("gotodoor", "gbrl_shared"): [0.1, 0.12], ("gotodoor", "nn"): [0.5, 0.51]})
+    worse = runs_frame({("gotodoor", "gbrl_shared"): [0.1, 0.12, 0.11], ("gotodoor", "nn"): [0.5, 0.51, 0.5]})
     assert minigrid_claim(worse, p).verdict == "fails"
+
+
+def test_minigrid_and_shared_tree_are_inconclusive_by_design_at_4_of_20_epochs():
+    p = params()  # the default scale: GBRL's MiniGrid PPO at 4 of Table 2's 20 epochs
+    worse = runs_frame({("gotodoor", "gbrl_shared"): [0.1, 0.12, 0.11], ("gotodoor", "nn"): [0.5, 0.51, 0.5]})
+    claim = minigrid_claim(worse, p)
+    assert claim.verdict == "inconclusive" and claim.reason.startswith("Inconclusive by design")
+    assert "4 of Table 2's 20 PPO epochs" in claim.reason and claim.evidence[0].verdict == "fails"
+    scores = {
+        ("gotodoor", "gbrl_shared"): [0.1, 0.11, 0.1],
+        ("gotodoor", "gbrl_separate"): [0.12, 0.13, 0.12],
+    }
+    shared = shared_claim(runs_frame(scores, {"gbrl_shared": 100, "gbrl_separate": 200}), p)
+    assert shared.verdict == "inconclusive" and "random play" in shared.reason
+    assert all(item.verdict == "holds" for item in shared.evidence)  # measured, reported, not a finding
+
+
+def test_cartpole_ratio_is_judged_on_the_log_scale():
+    # ratios 0.8, 1.0, 1.25: geometric mean 1.0 (arithmetic 1.017); the log-scale interval ≈ [0.57, 1.74] straddles 0.9
+    runs = runs_frame({("cartpole", "gbrl"): [400, 500, 500], ("cartpole", "nn"): [500, 500, 400]})
+    claim = cartpole_claim(runs, params())
+    assert claim.evidence[0].mean == pytest.approx(1.0) and "log-ratio" in claim.evidence[0].interval_kind
+    assert claim.verdict == "inconclusive" and claim.unit == "seed" and claim.n == 3
+    close = runs_frame({("cartpole", "gbrl"): [480, 500, 490], ("cartpole", "nn"): [500, 490, 500]})
+    assert cartpole_claim(close, params()).verdict == "holds"
 
 
 def test_noise_claim_compares_drops_paired_by_seed():
@@ -85,9 +116,9 @@ def test_noise_claim_compares_drops_paired_by_seed():
 
 def test_shared_claim_needs_half_the_trees_and_the_score():
     scores = {("gotodoor", "gbrl_shared"): [0.8, 0.82, 0.81], ("gotodoor", "gbrl_separate"): [0.8, 0.81, 0.8]}
-    holds = shared_claim(runs_frame(scores, {"gbrl_shared": 100, "gbrl_separate": 200}), params())
-    assert holds.verdict == "holds"
-    same_trees = shared_claim(runs_frame(scores, {"gbrl_shared": 200, "gbrl_separate": 200}), params())
+    holds = shared_claim(runs_frame(scores, {"gbrl_shared": 100, "gbrl_separate": 200}), table2_epochs())
+    assert holds.verdict == "holds" and holds.evidence[0].mean == pytest.approx(0.5)
+    same_trees = shared_claim(runs_frame(scores, {"gbrl_shared": 200, "gbrl_separate": 200}), table2_epochs())
     assert same_trees.verdict == "fails"
 
 
@@ -103,7 +134,15 @@ def test_timing_claims_on_made_up_seconds():
     claim, medians = update_cost_claim(cost, p)
     assert claim.verdict == "holds" and medians["gbrl"] == 1.0
     slow = {**cost, "seconds": {**cost["seconds"], "gbrl": [20.0, 21.0, 19.0]}}
-    assert update_cost_claim(slow, p)[0].verdict == "fails"
+    # at 200 updates (Table 1: 1000) the peers' growth with ensemble size cannot show: not a `fails`
+    small = update_cost_claim(slow, p)[0]
+    assert small.verdict == "inconclusive" and small.reason.startswith("Inconclusive by design")
+    assert all(item.verdict == "fails" for item in small.evidence) and small.unit == "repeat"
+    assert update_cost_claim({**slow, "iterations": 1000}, p)[0].verdict == "fails"
+    ratio = claim.evidence[0]  # xgboost / gbrl: 10, 10, 10.56; judged on the log scale
+    assert "log-ratio" in ratio.interval_kind and ratio.mean == pytest.approx(
+        (10 * 10 * 9.5 / 0.9) ** (1 / 3)
+    )
     train = {
         "runs": [
             {

@@ -7,6 +7,7 @@ import numpy as np
 import polars as pl
 import pytest
 
+from stages.core.claims import DesignError
 from stages.core.errors import DataValidationError, ParamsError
 from stages.core.params import read_params_file, validate_section
 from stages.methods.del_screens.files import Screen
@@ -81,11 +82,13 @@ def test_claims_follow_the_made_up_scores():
     assert disynthon_claim(made_up_scores(0.2), p).verdict == "holds"
     assert disynthon_claim(made_up_scores(-0.2), p).verdict == "fails"
     assert disynthon_claim(made_up_scores(0.0), p).verdict == "inconclusive"
+    assert disynthon_claim(made_up_scores(0.2), p).n == 3  # splits per kind, not both kinds together
     scores = made_up_scores(0.1)
     rank_table = ranks(summary(scores), p.models)
     assert rank_table["random"]["in_library_ondna"]["rf"] == 1
     assert rank_table["random"]["extended_offdna"]["compose_full"] == 1
-    assert winners_claim(scores, p, rank_table).verdict == "holds"
+    real = params(default={"compose": ["compose_full"]}, source="folder", folder="/data/kindel")
+    assert winners_claim(scores, real, rank_table).verdict == "holds"  # real files: judged
     planted = {"beta_matrix": [0.0, 0.5, -0.5], "beta_target": [0.1, 0.0, -0.1]}
     offsets = {"compose_full": {"random": {str(s): planted for s in (1, 2, 3)}}}
     offsets["compose_full"]["random"]["2"] = {
@@ -94,6 +97,52 @@ def test_claims_follow_the_made_up_scores():
     }
     assert sanity_claim(scores, offsets, planted, True, p).verdict == "holds"
     assert sanity_claim(scores, offsets, {}, False, p).verdict == "inconclusive"
+
+
+def test_column_winners_is_inconclusive_by_design_on_the_simulated_screen():
+    p = params(default={"compose": ["compose_full"]})  # source: simulated
+    scores = made_up_scores(0.1)
+    claim = winners_claim(scores, p, ranks(summary(scores), p.models))
+    assert claim.verdict == "inconclusive" and claim.reason.startswith("Inconclusive by design")
+    assert "linker" in claim.reason and all(item.verdict == "holds" for item in claim.evidence)
+    assert claim.unit == "seed" and claim.n == 3
+
+
+def test_disynthon_welch_interval_is_refused_below_three_splits():
+    p = params(default={"compose": ["compose_full"]})
+    two = made_up_scores(0.2).filter(pl.col("split") < 3)
+    with pytest.raises(DesignError, match="disynthon_harder"):
+        disynthon_claim(two, p)
+    # three splits run, one −ρ undefined (NaN): undecided, not refused
+    nan = made_up_scores(0.2).with_columns(
+        pl.when((pl.col("split") == 3) & (pl.col("kind") == "random"))
+        .then(float("nan"))
+        .otherwise(pl.col("in_library_ondna"))
+        .alias("in_library_ondna")
+    )
+    held = next(
+        item
+        for item in disynthon_claim(nan, p).evidence
+        if item.name == "rf: heldout_mean disynthon − random"
+    )
+    assert held.verdict == "inconclusive" and "defined values" in held.note
+
+
+def test_sanity_correlations_keep_their_interval_inside_minus_one_to_one():
+    p = params(default={"compose": ["compose_full"]})
+    scores = made_up_scores(0.1)
+    planted = {"beta_matrix": [0.0, 0.5, -0.5], "beta_target": [0.1, 0.0, -0.1]}
+    fits = {
+        "1": planted,
+        "2": planted,
+        "3": {"beta_matrix": [0.0, 0.3, -0.5], "beta_target": [0.1, 0.05, -0.1]},
+    }
+    claim = sanity_claim(scores, {"compose_full": {"random": fits}}, planted, True, p)
+    recovery = claim.evidence[0]
+    assert "clipped to [-1, 1]" in recovery.interval_kind and recovery.interval[1] == 1.0  # t: above 1
+    assert recovery.verdict == "holds"
+    worse = scores.with_columns(pl.lit(-0.5).alias("test_rho_affinity"))
+    assert sanity_claim(worse, {"compose_full": {"random": fits}}, planted, True, p).verdict == "fails"
 
 
 def test_score_your_own_library(tmp_path):

@@ -99,8 +99,14 @@ def made_up_runs(tabsds_detection: float, deep_detection: float) -> pl.DataFrame
     return pl.DataFrame(rows)
 
 
+def trained_peers() -> TabSDSParams:
+    """Default params with the deep peers at SDV's default 300 epochs (no handicap: the claims are judged)."""
+    grid = read_params_file(REPO_ROOT / "params.yaml")["tabsds"]["default"]
+    return params(default={**grid, "deep_epochs": 300})
+
+
 def test_competitive_holds_and_fails_on_made_up_results():
-    p = params()
+    p = trained_peers()
     assert competitive_claim(made_up_runs(0.55, 0.95), p).verdict == "holds"
     assert competitive_claim(made_up_runs(0.95, 0.55), p).verdict == "fails"
     assert competitive_verdict({"a": "holds", "b": "inconclusive", "c": "fails"}, 2 / 3)[0] == "inconclusive"
@@ -108,23 +114,52 @@ def test_competitive_holds_and_fails_on_made_up_results():
     assert competitive_verdict({"a": "holds", "b": "holds", "c": "inconclusive"}, 0.6667)[0] == "holds"
 
 
+def test_competitive_is_inconclusive_by_design_against_peers_trained_5_epochs():
+    claim = competitive_claim(made_up_runs(0.55, 0.95), params())  # default: CTGAN/TVAE at 5 epochs
+    assert claim.verdict == "inconclusive" and claim.reason.startswith("Inconclusive by design")
+    assert "5 gradient steps" in claim.reason and "handicap" in claim.could_hold
+    assert set(claim.measured["dataset_verdicts"].values()) == {"holds"}  # still measured and reported
+    assert claim.unit == "seed" and claim.n == 3
+
+
 def test_tradeoff_holds_when_both_metrics_fall_with_n_levels():
     claim = tradeoff_claim(made_up_runs(0.55, 0.95), params())
     assert claim.verdict == "holds" and all(item.per_seed for item in claim.evidence)
+    assert all("clipped to [-1, 1]" in item.interval_kind for item in claim.evidence)
+    assert all(-1 <= end <= 1 for item in claim.evidence for end in item.interval)  # a correlation's range
+
+
+def made_up_timings(ratios: dict[str, list[float]]) -> pl.DataFrame:
+    rows = []
+    for d in ("wine", "diabetes", "fair"):
+        for s in (0, 1, 2):
+            rows.append({"dataset": d, "seed": s, "label": "tabsds", "seconds": 0.01 * (1 + 0.1 * s)})
+            for label, values in ratios.items():
+                rows.append(
+                    {"dataset": d, "seed": s, "label": label, "seconds": 0.01 * (1 + 0.1 * s) * values[s]}
+                )
+    return pl.DataFrame(rows)
 
 
 def test_speed_is_undecided_without_arf():
-    timings = pl.DataFrame(
-        [
-            {"dataset": d, "seed": s, "label": label, "seconds": seconds * (1 + 0.1 * s)}
-            for d in ("wine", "diabetes", "fair")
-            for s in (0, 1, 2)
-            for label, seconds in (("tabsds", 0.01), ("ctgan", 10.0), ("tvae", 5.0))
-        ]
-    )
-    claim = speed_claim(timings, params())
+    timings = made_up_timings({"ctgan": [1000.0] * 3, "tvae": [500.0] * 3})
+    claim = speed_claim(timings, trained_peers())
     assert claim.verdict == "inconclusive" and "ARF" in claim.reason
     assert all(item.verdict == "holds" for item in claim.evidence if "arf" not in item.name)
+    assert claim.n == 3 and claim.unit == "seed"
+
+
+def test_speed_ratios_are_judged_on_the_log_scale():
+    # ratios 4, 5, 6.25: geometric mean 5, log-scale t interval about [2.9, 8.7], wholly below 10
+    timings = made_up_timings({"ctgan": [4.0, 5.0, 6.25], "tvae": [1000.0] * 3})
+    claim = speed_claim(timings, trained_peers())
+    ctgan = next(item for item in claim.evidence if item.name.startswith("ctgan") and "wine" in item.name)
+    assert ctgan.mean == pytest.approx(5.0) and "log-ratio" in ctgan.interval_kind
+    assert ctgan.verdict == "fails" and ctgan.interval[1] < 10
+    assert claim.verdict == "fails"
+    # at the default scale the peers train 5 epochs: their time is a lower bound, so no `fails`
+    default = speed_claim(timings, params())
+    assert default.verdict == "inconclusive" and default.reason.startswith("Inconclusive by design")
 
 
 def test_output_schema_bounds_range_keeping_methods_only():

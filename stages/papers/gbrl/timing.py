@@ -1,10 +1,13 @@
 """Step `gbrl-timing`, a benchmark step: update time per PPO iteration and env steps per second per policy,
 the Table 1 update cost, the update-time figure, and the card's claims about time.
 
-- `update_cost`: per repeat, XGBoost's and CatBoost's seconds for the same one-tree updates ÷ gbrl's, t interval
-  over the interleaved repeats wholly above `speed_ratio` (GBRL fastest);
+- `update_cost`: per repeat, XGBoost's and CatBoost's seconds for the same one-tree updates ÷ gbrl's, judged on
+  the log scale (t interval over the interleaved repeats of the mean log-ratio, a geometric mean) wholly above
+  `speed_ratio` (GBRL fastest). Table 1 times 1000 updates: XGBoost's and CatBoost's cost per update grows with
+  their ensemble, which fewer updates (the default: 200) cannot show, so below 1000 updates a ratio under the
+  bound is not a failure: a `fails` there is reported as `inconclusive` (a `holds` stands);
 - `shared_update_time`: per seed, the separate trees' update seconds per PPO iteration ÷ the shared tree's,
-  wholly above 1 (the shared tree updates faster).
+  on the log scale, wholly above 1 (the shared tree updates faster).
 
 Reads only `timings/` files and writes only under `timings/`: no data output depends on a wall-clock time.
 """
@@ -15,11 +18,14 @@ import statistics
 
 import numpy as np
 
-from stages.core.claims import Claim, compare, verdict_claim, write_claims
+from stages.core.claims import Claim, compare_ratio, decide, verdict_claim, write_claims
 from stages.core.context import StepContext
 from stages.core.io import read_json, write_json
 from stages.core.metrics import new_figure, save_figure
 from stages.papers.gbrl.params import GBRLParams
+
+TABLE1_UPDATES = 1000
+"""Updates per timing in the paper's Table 1 (the ensemble size at which the peers' cost is compared)."""
 
 
 def train_summary(train: dict) -> dict:
@@ -48,17 +54,28 @@ def update_cost_claim(cost: dict, params: GBRLParams) -> tuple[Claim, dict]:
     for peer in ("xgboost", "catboost"):
         values = {str(i): p / g for i, (p, g) in enumerate(zip(seconds[peer], seconds["gbrl"], strict=True))}
         ratios[peer] = round(float(np.median(list(values.values()))), 3)
-        item = compare(
+        item = compare_ratio(
             f"{peer} / gbrl seconds for {cost['iterations']} updates",
             values,
             c.speed_ratio,
             "above",
             c.confidence,
             note="intervals over interleaved repeats, not seeds",
+            unit="repeats",
         )
-        item.median = float(np.median(list(values.values())))
+        item.median = float(np.median(list(item.per_seed.values())))
         evidence.append(item)
     medians = {name: round(statistics.median(values), 3) for name, values in seconds.items()}
+    iterations = cost["iterations"]
+    small = iterations < TABLE1_UPDATES
+    verdict, reason = decide(evidence)
+    if small and verdict == "fails":
+        verdict = "inconclusive"
+        reason = (
+            f"Inconclusive by design: at {iterations} updates (Table 1: {TABLE1_UPDATES}) the peers' ensembles are "
+            "too small to show their cost growing with ensemble size, so a ratio below the bound here is not a "
+            f"failure of the Table 1 claim. As measured: {reason}"
+        )
     claim = verdict_claim(
         id="update_cost",
         statement="One GBRL boosting update is cheaper than XGBoost's and CatBoost's (Table 1: 5.5 s vs 67 s and "
@@ -66,12 +83,31 @@ def update_cost_claim(cost: dict, params: GBRLParams) -> tuple[Claim, dict]:
         measured={
             "median_seconds": medians,
             "median_ratio_to_gbrl": ratios,
-            "iterations": cost["iterations"],
+            "iterations": iterations,
             "batch": [cost["rows"], cost["features"]],
             "targets": cost["targets"],
         },
-        criterion=f"per peer, t interval over repeats of peer/gbrl seconds wholly above {c.speed_ratio}",
+        criterion=f"per peer, t interval over repeats of the mean log time ratio peer/gbrl (geometric mean) wholly "
+        f"above {c.speed_ratio}; below Table 1's {TABLE1_UPDATES} updates a `fails` is reported as inconclusive",
         evidence=evidence,
+        could_hold=f"gbrl's {iterations} one-tree updates on the same random {cost['rows']} × {cost['features']} "
+        f"batches take less time than XGBoost's and CatBoost's, one thread each, beyond the repeat noise"
+        + (
+            "; at fewer updates than Table 1 the peers' ensembles are smaller, which favours them."
+            if small
+            else "."
+        ),
+        could_fail="XGBoost or CatBoost are faster per update than gbrl beyond the repeat noise"
+        + (
+            f"; at {iterations} updates this cannot show the paper's effect (the peers slow down as their "
+            f"ensemble grows toward {TABLE1_UPDATES} trees), so only `update_cost.iterations` ≥ {TABLE1_UPDATES} "
+            "can make it fail."
+            if small
+            else "."
+        ),
+        unit="repeat",
+        verdict=verdict,
+        reason=reason,
     )
     return claim, medians
 
@@ -93,17 +129,24 @@ def shared_time_claim(train: dict, params: GBRLParams) -> Claim:
         statement="The shared actor-critic tree updates faster than separate policy and value trees (Fig. 3: "
         "~2× throughput).",
         measured={"task": task, "median_update_seconds": per, "workers": train.get("workers")},
-        criterion="t interval over seeds of separate/shared median update seconds per PPO iteration wholly above 1",
+        criterion="t interval over seeds of the mean log ratio separate/shared median update seconds per PPO "
+        "iteration (geometric mean) wholly above 1",
         evidence=[
-            compare(
+            compare_ratio(
                 f"{c.separate_label} / {c.shared_label} update seconds on {task}",
                 ratios,
                 1.0,
                 "above",
                 c.confidence,
                 note="runs trained side by side in worker processes",
+                unit="seeds",
             )
         ],
+        could_hold="Separate trees fit a policy and a value tree per minibatch against the shared tree's one, at "
+        "the same PPO epochs, so their update seconds per iteration exceed the shared tree's beyond the seed noise.",
+        could_fail="Fitting one shared tree on the concatenated [logits, value] gradients costs as much as fitting "
+        "the two separate trees, or more, so the ratio lies wholly below 1.",
+        unit="seed",
     )
 
 
