@@ -7,6 +7,7 @@ import pytest
 import torch
 from pydantic import ValidationError
 
+from stages.core.claims import DesignError
 from stages.papers.fdiv_losses.claims import alpha_claim, exact, operator_claim
 from stages.papers.fdiv_losses.lm import VOCAB, CharTransformer, decode, encode, held_out_windows
 from stages.papers.fdiv_losses.params import FdivParams
@@ -65,6 +66,12 @@ def test_alpha_claim_verdicts_from_paired_seeds():
     assert alpha_claim("x", "t", frame([0.41, 0.42, 0.43]), "accuracy", 0.005, p).verdict == "holds"
     assert alpha_claim("x", "t", frame([0.30, 0.31, 0.32]), "accuracy", 0.005, p).verdict == "fails"
     assert alpha_claim("x", "t", frame([0.40, 0.39, 0.43]), "accuracy", 0.005, p).verdict == "inconclusive"
+    claim = alpha_claim("alpha15_pretraining", "t", frame([0.41, 0.42, 0.43]), "accuracy", 0.005, p)
+    assert claim.unit == "seed" and claim.n == 3 and "0.5 pt" in claim.could_hold
+    two = pl.DataFrame({"loss": ["ce", "ce", "alpha15", "alpha15"], "seed": [0, 1] * 2,
+                        "accuracy": [0.40, 0.41, 0.41, 0.42]})  # fmt: skip
+    with pytest.raises(DesignError, match="alpha15_sft"):  # a t interval over 2 seeds is refused
+        alpha_claim("alpha15_sft", "t", two, "accuracy", 0.01, p)
 
 
 def test_operator_claim_fails_on_a_wrong_zero_pattern():
@@ -76,5 +83,7 @@ def test_operator_claim_fails_on_a_wrong_zero_pattern():
     }  # fmt: skip
     assert operator_claim(checks, params()).verdict == "fails"
     checks["per_f"]["ce"]["has_zeros"] = False
-    assert operator_claim(checks, params()).verdict == "holds"
+    claim = operator_claim(checks, params())
+    assert claim.verdict == "holds" and claim.unit == "instance" and claim.n == 1
+    assert set(claim.detectable.values()) == {0.0}
     assert exact("e", 2e-5, 1e-5).verdict == "fails"

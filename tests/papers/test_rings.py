@@ -61,11 +61,14 @@ def run_pipeline(workspace, steps=STEPS) -> None:
 def test_pipeline_with_your_tu_dataset_runs_end_to_end_and_deterministically(workspace):
     run_pipeline(workspace)
     root = workspace / "data" / "rings"
-    assert [claim.id for claim in read_claims(root / "claims.json")] == [
+    claims = read_claims(root / "claims.json")
+    assert [claim.id for claim in claims] == [
         "controls_separate_the_right_mode",
         "geometric_features_less_complementary",
         "report_ranks_datasets",
     ]
+    assert [claim.unit for claim in claims] == ["seed", "graph", "dataset"]
+    assert claims[1].verdict == "inconclusive" and claims[1].reason.startswith("Inconclusive by design")
     runs = pl.read_parquet(root / "runs.parquet")
     assert runs.height == 3 * 8 * 3 * 2  # datasets × modes × seeds × (GNN, baseline)
     assert set(runs["dataset"]) == {"tu", "structure_control", "feature_control"}

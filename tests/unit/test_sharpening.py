@@ -13,7 +13,14 @@ from stages.core.errors import ParamsError
 from stages.core.params import read_params_file, validate_section
 from stages.methods.sharpness.hessian import exact_top_eigenvalue, flat_loss
 from stages.methods.sharpness.theory import sharpness_bounds
-from stages.papers.sharpening.claims import bound_deviation, eos_deviation, increasing_evidence
+from stages.papers.sharpening.claims import (
+    bound_deviation,
+    eos_deviation,
+    increasing_evidence,
+    practical_claim,
+    ps_eos_claim,
+    step_size_claim,
+)
 from stages.papers.sharpening.data import synthetic_dataset
 from stages.papers.sharpening.minimalist import RunSpec, reduce, torch_loss, train_runs
 from stages.papers.sharpening.params import SharpeningParams
@@ -156,6 +163,93 @@ def test_increasing_evidence_is_paired_by_seed():
     (evidence,) = increasing_evidence(frame, "n", "D=2", 0.95)
     assert evidence.per_seed == pytest.approx({"0": 0.5, "1": 0.4, "2": 0.6})
     assert evidence.verdict == "holds"
+
+
+def _default_params(**changes) -> SharpeningParams:
+    return validate_section(SharpeningParams, _params(**changes), "sharpening")
+
+
+def _ps_runs(rises: dict[int, float], status: str = "converged") -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Per seed one GD run below the EoS (final S 50, inside [49.5, 51], S_init 50/rise) and one above it that
+    climbs to 2/η = 20 and hovers within 1 % of it while the loss falls."""
+    runs, points = [], []
+    for seed, rise in rises.items():
+        runs.append({"run_id": f"s{seed}", "seed": seed, "gd": True, "rule": "ratio", "rule_value": 0.5,
+                     "status": status, "lower": 49.5, "upper": 51.0, "final_sharpness": 50.0,
+                     "initial_sharpness": 50.0 / rise, "threshold": 200.0})  # fmt: skip
+        runs.append({"run_id": f"e{seed}", "seed": seed, "gd": True, "rule": "ratio", "rule_value": 1.5,
+                     "status": "converged", "lower": 49.5, "upper": 51.0, "final_sharpness": 19.9,
+                     "initial_sharpness": 2.0, "threshold": 20.0})  # fmt: skip
+        for step, (sharpness, loss) in enumerate([(2.0, 1.0), (19.0, 0.1), (20.1, 1e-3), (19.9, 1e-6)]):
+            points.append({"run_id": f"e{seed}", "step": step, "sharpness": sharpness, "loss": loss})
+    return pl.DataFrame(runs), pl.DataFrame(points)
+
+
+def test_ps_eos_is_an_every_run_claim_judged_on_the_observed_range():
+    params = _default_params()
+    claim = ps_eos_claim(*_ps_runs({0: 8.0, 1: 6.0, 2: 5.5}), params)
+    assert claim.verdict == "holds", claim.reason
+    assert claim.unit == "seed" and claim.n == 3
+    rise = claim.evidence[0]
+    assert rise.interval == pytest.approx((5.5, 8.0)) and rise.interval_kind.startswith("observed range")
+    # one seed's run rises only 4.1×: a t interval over minima would straddle 5, the range rule fails it
+    claim = ps_eos_claim(*_ps_runs({0: 8.0, 1: 7.0, 2: 4.1}), params)
+    assert claim.verdict == "fails" and claim.evidence[0].verdict == "fails" and "2" in claim.evidence[0].note
+    # a run that did not converge is unknown for its seed: the part cannot hold
+    runs, trajectories = _ps_runs({0: 8.0, 1: 7.0, 2: 6.0})
+    runs = runs.with_columns(
+        pl.when(pl.col("run_id") == "s1").then(pl.lit("capped")).otherwise("status").alias("status")
+    )
+    claim = ps_eos_claim(runs, trajectories, params)
+    assert claim.verdict == "inconclusive" and claim.evidence[0].verdict == "inconclusive"
+
+
+def test_step_size_spread_is_judged_as_a_ratio_on_the_log_scale():
+    def runs(spreads: list[float]) -> pl.DataFrame:
+        return pl.DataFrame(
+            [
+                {"sweep": "step_size", "rule_value": ratio, "seed": seed, "final_sharpness": value}
+                for seed, spread in enumerate(spreads)
+                for ratio, value in ((0.25, 75.0 * (1 + spread)), (0.5, 75.0), (1.5, 50.0))
+            ]
+        )
+
+    params = _default_params()
+    claim = step_size_claim(runs([0.0, 0.001, 0.002]), params)
+    (evidence,) = claim.evidence
+    assert claim.verdict == "holds" and evidence.threshold == pytest.approx(1.05)
+    assert evidence.mean == pytest.approx(np.exp(np.mean(np.log([1.0, 1.001, 1.002]))))
+    assert "log-ratio" in evidence.interval_kind
+    assert step_size_claim(runs([0.10, 0.11, 0.12]), params).verdict == "fails"
+    assert step_size_claim(runs([0.0, 0.2, 0.01]), params).verdict == "inconclusive"
+
+
+def _practical(seeds: list[int]) -> pl.DataFrame:
+    rows = []
+    for seed in seeds:
+        for arch in ("linear", "tanh"):
+            for n in (50, 100, 200):
+                for depth in (2, 3, 4):
+                    predicted = n * depth
+                    rows.append({"architecture": arch, "seed": seed, "n": n, "depth": depth, "sgd": False,
+                                 "predicted": float(predicted), "final_sharpness": predicted * (1 + 0.01 * seed),
+                                 "status": "converged" if n < 200 else "capped", "threshold": 1e4})  # fmt: skip
+            rows.append({"architecture": arch, "seed": seed, "n": 100, "depth": 3, "sgd": True,
+                         "predicted": 300.0, "final_sharpness": 250.0 + seed, "status": "converged",
+                         "threshold": 1e4})  # fmt: skip
+    return pl.DataFrame(rows)
+
+
+def test_practical_networks_with_two_seeds_are_inconclusive_by_design_not_refused():
+    params = _default_params()
+    claim = practical_claim(_practical([0, 1]), params)  # the default's two seeds: no t interval over 2
+    assert claim.verdict == "inconclusive" and claim.reason.startswith("Inconclusive by design")
+    assert "24 of 36" in claim.reason and all(
+        item.interval is None and item.refused for item in claim.evidence
+    )
+    three = practical_claim(_practical([0, 1, 2]), _default_params(**{"practical.seeds": [0, 1, 2]}))
+    assert three.verdict == "holds", three.reason
+    assert "clipped to [-1, 1]" in three.evidence[0].interval_kind  # r is bounded: no interval past 1
 
 
 def test_the_readme_example_runs():
