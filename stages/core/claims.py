@@ -594,6 +594,7 @@ def compare_bounded(
     direction: Direction,
     confidence: float = DEFAULT_CONFIDENCE,
     note: str = "",
+    limits: tuple[float, float] | None = None,
 ) -> Evidence:
     """Like :func:`compare`, for values some of which are only bounded (censored), e.g. a count a run never
     reached within its budget.
@@ -602,6 +603,8 @@ def compare_bounded(
     (at most); a value of None is unknown. The interval is computed on the bounds; a verdict stands only if
     the bounds cannot overturn it (`holds` for "above" needs exact or lower bounds only, `fails` exact or upper
     ones; mirrored for "below"), else the comparison is inconclusive. An unknown seed makes it inconclusive.
+    A design of ≥ 3 units whose outcome leaves fewer than 3 known values is inconclusive (not refused); a design
+    of fewer units is refused as in :func:`compare`. `limits`: the range the quantity cannot leave (clipped).
     """
     known = {str(seed): value for seed, (value, _) in per_seed.items() if value is not None}
     unknown = [str(seed) for seed, (value, _) in per_seed.items() if value is None]
@@ -614,7 +617,15 @@ def compare_bounded(
         notes.append(f"seed{'s' if len(censored) > 1 else ''} {', '.join(censored)} only bounded (censored)")
     if unknown:
         notes.append(f"seed{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} unknown")
-    evidence = compare(name, known, threshold, direction, confidence, "; ".join(notes))
+    evidence = compare(name, known, threshold, direction, confidence, "; ".join(notes), limits)
+    if evidence.refused and not too_few_seeds(len(per_seed)):  # the outcome, not the design, left too few
+        evidence.refused = ""
+        evidence.note = "; ".join(
+            filter(
+                None,
+                [evidence.note, f"only {len(known)} of {len(per_seed)} units known, too few for an interval"],
+            )
+        )
     if unknown or not _valid_with_bounds(evidence.verdict, bounds, direction):
         evidence.verdict = "inconclusive"
     return evidence

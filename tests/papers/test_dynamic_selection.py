@@ -20,7 +20,7 @@ TINY = (
     "dynamic_selection.pool_size=null",
     "dynamic_selection.held_out_size=30",
     "dynamic_selection.test_size=null",
-    "dynamic_selection.seeds=[0]",
+    "dynamic_selection.seeds=[0, 1, 2]",
     "dynamic_selection.ratios=[0.5]",
     "dynamic_selection.augmentation.kind=feature_noise",
     "dynamic_selection.class_descriptions=['a photo of a cat', 'a chart of stock prices', 'a recipe for soup']",
@@ -72,7 +72,7 @@ def test_users_wide_table_runs_end_to_end_and_deterministically(workspace):
     claims = read_claims(root / "claims.json")
     assert [claim.id for claim in claims] == ["lossless_at_half", "beats_dynamic_baselines", "noise_robust"]
     runs = pl.read_parquet(root / "runs.parquet")
-    assert runs.height == 2 * (1 + 7)  # noise rates × (full + seven methods at one ratio)
+    assert runs.height == 3 * 2 * (1 + 7)  # seeds × noise rates × (full + seven methods at one ratio)
     assert set(runs.filter(pl.col("method") == "full")["ratio"]) == {1.0}
     n_train = pl.read_parquet(root / "labels.parquet").filter(pl.col("noise_rate") == 0.0).height
     epochs = pl.read_parquet(root / "epochs.parquet")

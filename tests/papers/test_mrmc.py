@@ -9,6 +9,7 @@ import polars as pl
 import pytest
 import torch
 
+from stages.core.claims import DesignError
 from stages.core.errors import ParamsError
 from stages.core.io import file_md5
 from stages.core.params import apply_overrides, read_params_file, validate_section, write_params_file
@@ -30,7 +31,7 @@ TINY = [
     "mrmc.dataset=digits",
     "mrmc.pool_size=300",
     "mrmc.test_size=200",
-    "mrmc.seeds=[0, 1]",
+    "mrmc.seeds=[0, 1, 2]",
     "mrmc.trace={epochs: 3, hidden: [16]}",
     "mrmc.train={epochs: 2, hidden: [16]}",
     "mrmc.cost={repeats: 1}",
@@ -120,12 +121,19 @@ def test_accuracy_gap_inside_the_seed_noise_is_inconclusive(repo_root):
     assert "inside the noise" in claim.reason
 
 
-def test_one_seed_is_inconclusive_not_holds(repo_root):
+def test_fewer_than_three_seeds_is_refused_naming_the_claim(repo_root):
     params = _params(repo_root)
-    claim = accuracy_claim(_results(_grid((0.8, 0.85, 0.87), (0.7, 0.82, 0.86)), offsets=(0.0,)), params)
-    assert claim.verdict == "inconclusive"
-    assert all(item.interval is None for item in claim.evidence)
-    assert "1 seed, too few for an interval" in claim.reason
+    for offsets in [(0.0,), (0.0, 0.01)]:
+        with pytest.raises(DesignError, match=r"claim 'accuracy_vs_random'.*needs ≥ 3"):
+            accuracy_claim(_results(_grid((0.8, 0.85, 0.87), (0.7, 0.82, 0.86)), offsets=offsets), params)
+
+
+def test_every_claim_states_its_design(repo_root):
+    params = _params(repo_root)
+    claim = accuracy_claim(_results(_grid((0.8, 0.85, 0.87), (0.7, 0.82, 0.86))), params)
+    assert claim.unit == "seed" and claim.n == 3
+    assert "random" in claim.could_hold and "200" in claim.could_fail
+    assert claim.detectable["mrmc − random accuracy at 30%"] == pytest.approx(claim.evidence[0].detectable)
 
 
 def _cost(score: dict[str, list[float]], trace=0.2, full=0.5, core=0.15, seeds=3, epochs=15) -> dict:
@@ -161,12 +169,38 @@ def test_cost_claim_uses_medians_of_repeats_so_one_slow_call_cannot_flip_it(repo
 def test_cost_claim_fails_when_the_trace_outweighs_the_training_it_saves(repo_root):
     params = _params(repo_root)
     fast = [0.005] * 3
-    claim = cost_claim(params, _cost({"mrmc": fast, "el2n": fast, "forgetting": fast}, epochs=15))
-    # 15 × 0.5 − (20 × 0.2 + 15 × 0.15) = 7.5 − 6.25 > 0 holds; with a trace epoch of 0.4 s it fails
+    claim = cost_claim(params, _cost({"mrmc": fast, "el2n": fast, "forgetting": fast}, epochs=25))
+    # 25 × 0.5 − (20 × 0.2 + 25 × 0.15) = 12.5 − 7.75 > 0 holds; with a trace epoch of 0.5 s it fails
     assert claim.verdict == "holds"
-    heavy = cost_claim(params, _cost({"mrmc": fast, "el2n": fast, "forgetting": fast}, trace=0.4, epochs=15))
+    heavy = cost_claim(params, _cost({"mrmc": fast, "el2n": fast, "forgetting": fast}, trace=0.5, epochs=25))
     assert heavy.verdict == "fails" and heavy.evidence[1].interval[1] < 0
     assert heavy.measured["saving_at_paper_200_epochs_seconds_median"] > 0
+
+
+def test_cost_claim_is_inconclusive_by_design_when_the_trace_has_as_many_epochs_as_training(repo_root):
+    params = _params(repo_root)
+    fast = [0.005] * 3
+    # the default params: R = 20 trace epochs against E = 10 training epochs; the saving cannot be positive
+    claim = cost_claim(params, _cost({"mrmc": fast, "el2n": fast, "forgetting": fast}, trace=0.5, epochs=10))
+    assert claim.evidence[1].verdict == "fails" and claim.verdict == "inconclusive"
+    assert claim.reason.startswith("Inconclusive by design: selection is costed as R = 20 trace epochs")
+    assert "Measured: It fails because" in claim.reason and "negative by construction" in claim.could_fail
+    assert claim.unit == "seed" and claim.n == 3
+    # a ratio part that fails still fails the claim: R and E cannot decide it
+    slow = cost_claim(params, _cost({"mrmc": [30.0] * 3, "el2n": fast, "forgetting": fast}, epochs=10))
+    assert slow.evidence[0].verdict == "fails" and slow.verdict == "fails"
+
+
+def test_cost_ratio_is_judged_on_the_log_scale(repo_root):
+    params = _params(repo_root)
+    cost = _cost({"mrmc": [0.005] * 3, "el2n": [0.005] * 3, "forgetting": [0.005] * 3}, epochs=40)
+    for seed, score in zip("012", (0.5, 2.0, 8.0), strict=True):  # selection 4.5, 6, 12 s against ≈ 4 s
+        cost["seconds"][seed]["score:mrmc"] = [score] * 3
+    ratio = cost_claim(params, cost).evidence[0]
+    ratios = list(ratio.per_seed.values())
+    assert ratio.mean == pytest.approx(float(np.exp(np.mean(np.log(ratios)))))  # the geometric mean
+    assert "log-ratio" in ratio.interval_kind and ratio.interval[0] > 0
+    assert ratio.detectable == pytest.approx(np.log(ratio.interval[1] / ratio.interval[0]) / 2)
 
 
 def test_cost_claim_ratio_inside_the_noise_is_inconclusive(repo_root):
@@ -213,6 +247,27 @@ def test_class_quota_ablation_holds_only_when_pure_mrmc_is_uneven_and_quotas_hel
     assert hurt.verdict == "fails" and "class-quota − pure MRMC accuracy at 10%" in hurt.reason
     even, pool = _ablation_selections((5, 5))
     assert quota_claim(_ablation_results((0.05, 0.06, 0.04)), even, pool, params).verdict == "fails"
+
+
+def test_class_count_ratio_is_judged_on_the_log_scale(repo_root):
+    """Ratios 50, 9.33, 11.67 (the default run's pure MRMC at 10 %): a t interval on the raw ratios was
+    [−33, 80] (inconclusive, below 0, impossible for a ratio); on the log scale it lies wholly above 1.5."""
+    params = _params(repo_root)
+    pool = pl.DataFrame({"sample_id": range(200), "label": [0] * 100 + [1] * 100})
+    picks = {0: (50, 1), 1: (28, 3), 2: (35, 3)}
+    rows = [
+        (method, 0.1, seed, i)
+        for method in ("mrmc_pure", "mrmc_class_quota", "mrmc")
+        for seed, (zeros, ones) in picks.items()
+        for i in [*range(zeros), *range(100, 100 + ones)]
+    ]
+    selections = pl.DataFrame(rows, schema=["method", "budget", "seed", "sample_id"], orient="row")
+    claim = quota_claim(_ablation_results((0.05, 0.06, 0.04)), selections, pool, params)
+    ratio = claim.evidence[0]
+    assert ratio.per_seed == pytest.approx({"0": 50.0, "1": 28 / 3, "2": 35 / 3})
+    assert ratio.mean == pytest.approx((50 * 28 / 3 * 35 / 3) ** (1 / 3))
+    assert ratio.interval[0] > params.claims.uneven_ratio and ratio.verdict == "holds"
+    assert claim.verdict == "holds" and claim.unit == "seed"
 
 
 def test_options_give_every_compared_method_the_same_balance(repo_root):

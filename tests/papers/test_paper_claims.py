@@ -6,6 +6,7 @@ import numpy as np
 import polars as pl
 import pytest
 
+from stages.core.claims import DesignError
 from stages.core.params import read_params_file, validate_section
 from stages.methods.graphs.separability import SeparabilityConfig, compare_modes
 from stages.papers.dynamic_selection.claims import baselines_claim, lossless_claim, noise_claim
@@ -28,9 +29,15 @@ POOL = 20000
 
 
 @pytest.fixture
-def ic_params(repo_root) -> InfoCoevolutionParams:
+def ic_default(repo_root) -> InfoCoevolutionParams:
     section = read_params_file(repo_root / "params.yaml")["info_coevolution"]
     return validate_section(InfoCoevolutionParams, section, "info_coevolution")
+
+
+@pytest.fixture
+def ic_params(ic_default) -> InfoCoevolutionParams:
+    """A cap of 80 % of the pool, above the paper's operating point, so the claims can be decided."""
+    return ic_default.model_copy(update={"budget": 0.8})
 
 
 def ic_summary(needed: dict[str, list[int | None]], stops: list[int | None] | None = None, gap=0.002):
@@ -99,6 +106,7 @@ def test_fewer_annotations_counts_a_baseline_that_never_reached_as_a_bound(ic_pa
     assert claim.verdict == "holds", claim.reason
     saving, versus_random, _ = claim.evidence
     assert saving.mean == pytest.approx(1 - 5100 / POOL) and saving.interval[0] > ic_params.claims.min_saving
+    assert "clipped to [0, 1]" in saving.interval_kind and saving.interval[1] <= 1  # a share
     assert (
         versus_random.per_seed == {"0": 5000.0, "1": 4800.0, "2": 4800.0} and "censored" in versus_random.note
     )
@@ -131,6 +139,32 @@ def test_stop_rule_fails_when_a_seed_never_stops_and_holds_when_all_stop_close(i
     assert silent.verdict == "fails" and "did not fire on seed 1" in silent.reason
     far = stop_rule_claim(ic_summary(needed, stops=[7000, 7500, 7200], gap=0.02), ic_params, POOL, reference)
     assert far.verdict == "fails"
+
+
+def test_a_cap_below_the_papers_operating_point_makes_annotations_and_stop_inconclusive_by_design(ic_default):
+    """The default cap (50 % of the pool) ends every run that behaves as the paper's (65–72 %) before it reaches
+    full-label accuracy or its stop rule fires: censored, so undecidable; what was measured stays in the reason."""
+    needed = {"info_coevolution": [5000, 5200, 5100], "info_coevolution_semi": [4000, 4100, 4200],
+              "random": [None, None, 9900], "least_confidence": [8000, 8200, 8100]}  # fmt: skip
+    fewer = fewer_annotations_claim(ic_summary(needed), ic_default, POOL)
+    assert fewer.verdict == "inconclusive" and fewer.reason.startswith("Inconclusive by design (censored)")
+    assert "Measured: All 3 compared quantities clear" in fewer.reason
+    assert "Cannot fail by construction" in fewer.could_fail
+    silent = stop_rule_claim(ic_summary(needed, stops=[7000, None, 7200]), ic_default, POOL, [0.88] * 3)
+    assert silent.verdict == "inconclusive" and "did not fire on seed 1" in silent.reason
+    assert silent.unit == "seed" and "below the paper's operating point" in silent.reason
+    semi = semi_supervised_claim(ic_summary(needed), ic_default)
+    assert semi.verdict == "holds"  # not censored by design: judged as measured
+
+
+def test_censoring_that_leaves_too_few_known_seeds_is_inconclusive_but_two_seeds_are_refused(ic_params):
+    both_capped = {"info_coevolution": [None, None, 5100], "info_coevolution_semi": [None, None, 4200],
+                   "random": [9000, 9500, 9800], "least_confidence": [8000, 8200, 8100]}  # fmt: skip
+    claim = semi_supervised_claim(ic_summary(both_capped), ic_params)  # seeds 0, 1: lower − lower is unknown
+    assert claim.verdict == "inconclusive" and "only 1 of 3 units known" in claim.evidence[0].note
+    two = {name: counts[:2] for name, counts in both_capped.items()}
+    with pytest.raises(DesignError, match="claim 'semi_supervised_saves_more'"):
+        semi_supervised_claim(ic_summary({name: [4000, 4100] for name in two}), ic_params)
 
 
 # ---------------------------------------------------------------------------------------- dynamic selection
@@ -226,6 +260,55 @@ def test_baselines_and_noise_claims_are_paired_per_seed():
     loses = dict(accuracy)
     loses[(0.0, "random")] = [0.875, 0.89, 0.864]  # random wins on seed 1, loses on 0 and 2
     assert baselines_claim(_dynamic_summary(loses, EPOCHS)[0], NAMES).verdict == "inconclusive"
+    assert {claim.unit for claim in (beats, noise)} == {"seed"} and "synergy" in beats.could_fail
+
+
+def _times(savings: list[float]) -> pl.DataFrame:
+    """A timing summary: the method's robust time saving per seed against the full-data run."""
+    rows = [
+        {"noise_rate": 0.0, "method": method, "ratio": ratio, "seeds": len(savings), "seconds_mean": 1.0,
+         "time_saving_mean": 0.0, "time_saving_robust_mean": float(np.mean(values)), "scoring_share_mean": 0.0,
+         "augment_share_mean": 0.0, "precompute_seconds_mean": 0.0, "seed_list": list(range(len(savings))),
+         "time_saving_robust_per_seed": values}
+        for method, ratio, values in [("density_consistency", 0.5, savings), ("full", 1.0, [0.0] * len(savings))]
+    ]  # fmt: skip
+    return pl.DataFrame(rows)
+
+
+def test_time_claim_judges_the_cost_ratio_on_the_log_scale():
+    # costs 0.5, 0.48, 0.52 of full data: geometric mean 0.4995, its log interval wholly below 0.6
+    claim = time_claim(_times([0.5, 0.52, 0.48]), NAMES)
+    (ratio,) = claim.evidence
+    assert ratio.per_seed == pytest.approx({"0": 0.5, "1": 0.48, "2": 0.52})
+    assert ratio.mean == pytest.approx((0.5 * 0.48 * 0.52) ** (1 / 3)) and "log-ratio" in ratio.interval_kind
+    assert ratio.threshold == pytest.approx(0.6) and ratio.direction == "below"
+    assert claim.verdict == "holds" and claim.unit == "seed" and claim.n == 3
+    # one seed costs more than full data (saving −0.5): a ratio of 1.5, never a negative cost on the log scale
+    spread = time_claim(_times([0.5, 0.55, -0.5]), NAMES).evidence[0]
+    assert spread.interval[0] > 0 and spread.verdict == "inconclusive"
+    assert time_claim(_times([-0.2, -0.1, -0.15]), NAMES).verdict == "fails"
+
+
+def test_suppression_precision_gets_an_interval_inside_0_1():
+    accuracy = {
+        (0.2, "full"): [0.80, 0.82, 0.78],
+        (0.2, "density_consistency"): [0.83, 0.85, 0.81],
+        (0.0, "full"): [0.88, 0.89, 0.87],
+        (0.0, "density_consistency"): [0.875, 0.885, 0.866],
+    }
+    summary, _ = _dynamic_summary(accuracy, EPOCHS)
+    precise = summary.with_columns(
+        pl.when(pl.col("noise_rate") == 0.2)
+        .then(pl.lit([0.99, 1.0, 0.3]))  # a t interval over these would reach above 1
+        .otherwise(pl.col("suppression_precision_per_seed"))
+        .alias("suppression_precision_per_seed")
+    )
+    claim = noise_claim(precise, NAMES)
+    precision, share = claim.evidence[1], claim.evidence[2]
+    # its t interval is [−0.23, 1.8]: clipped to what a share can be
+    assert precision.interval == (0.0, 1.0) and "clipped to [0, 1]" in precision.interval_kind
+    assert precision.verdict == "inconclusive"
+    assert "clipped to [-1, 1]" in share.interval_kind and share.verdict == "holds"
 
 
 # --------------------------------------------------------------------------------------------------- RINGS
@@ -258,6 +341,7 @@ CONTROLS = {
 def test_controls_hold_with_enough_seeds_and_are_inconclusive_when_the_design_cannot_reject():
     claim = controls_claim(_separability(CONTROLS, seeds=12), RINGS_NAMES)
     assert claim.verdict == "holds", claim.reason
+    assert claim.unit == "seed" and claim.n == 12
     few = controls_claim(_separability(CONTROLS, seeds=5), RINGS_NAMES)  # Wilcoxon floor 2⁻⁴·2 > 0.01
     assert few.verdict == "inconclusive"
     assert (
@@ -307,7 +391,8 @@ def test_ranking_mismatch_fails_on_a_decisive_design_and_is_inconclusive_otherwi
     assert ranking_claim(verdicts, _separability(CONTROLS, seeds=12), RINGS_NAMES).verdict == "fails"
     assert ranking_claim(verdicts, _separability(CONTROLS, seeds=5), RINGS_NAMES).verdict == "inconclusive"
     right = verdicts.with_columns(pl.Series("category", ["structure", "features"]))
-    assert ranking_claim(right, _separability(CONTROLS, seeds=5), RINGS_NAMES).verdict == "holds"
+    claim = ranking_claim(right, _separability(CONTROLS, seeds=5), RINGS_NAMES)
+    assert claim.verdict == "holds" and claim.unit == "dataset" and claim.n == 2
 
 
 def test_complementarity_uses_a_welch_interval_over_graphs():
@@ -322,8 +407,26 @@ def test_complementarity_uses_a_welch_interval_over_graphs():
             ]
         )  # fmt: skip
 
-    assert complementarity_claim(table(0.4, 0.05, 300)).verdict == "holds"
-    assert complementarity_claim(table(0.499, 0.2, 30)).verdict == "inconclusive"
-    claim = complementarity_claim(table(0.6, 0.05, 300))
+    def judged(geometric: float, spread: float, graphs: int):
+        return complementarity_claim(table(geometric, spread, graphs), metric="resistance")
+
+    assert judged(0.4, 0.05, 300).verdict == "holds"
+    assert judged(0.499, 0.2, 30).verdict == "inconclusive"
+    claim = judged(0.6, 0.05, 300)
     assert claim.verdict == "fails" and claim.measured["geometric_lower"] == {"d": False}
     assert claim.evidence[0].interval_kind == "Welch t 95% over graphs"
+    assert claim.unit == "graph" and claim.n == 300 and claim.detectable[claim.evidence[0].name] > 0
+
+
+def test_complementarity_with_hop_distances_is_inconclusive_by_design():
+    # geometric features are an MDS of hop distances: with D_G the hop distance they are close to D_G by
+    # construction, so even a clear difference decides nothing
+    table = pl.DataFrame(
+        [
+            {"dataset": "d", "mode": mode, "graphs": 300, "mean": mean, "std": 0.05, "median": mean}
+            for mode, mean in (("original", 0.5), ("random_features", 0.5), ("geometric_features", 0.1))
+        ]
+    )
+    claim = complementarity_claim(table)
+    assert claim.verdict == "inconclusive" and claim.evidence[0].verdict == "holds"
+    assert claim.reason.startswith("Inconclusive by design") and "hop distance" in claim.could_fail

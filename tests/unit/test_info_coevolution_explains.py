@@ -98,8 +98,11 @@ def test_stop_claim_explains_a_silent_rule_with_the_remaining_gain(params):
     ]  # fmt: skip
     summary = pl.DataFrame(rows, schema_overrides={"annotations_to_full": pl.Int64, "stopped_at": pl.Int64})
     claim = stop_rule_claim(summary, params, 1274, [0.78, 0.781, 0.779])
-    assert claim.verdict == "fails"
+    # the default cap (50 % of the pool) lies below the paper's stop point: censored, so undecidable by design
+    assert claim.verdict == "inconclusive" and claim.reason.startswith("Inconclusive by design (censored)")
     assert "remaining gain 36.2–51.9 when the run ended" in claim.reason
+    above = stop_rule_claim(summary, params.model_copy(update={"budget": 0.8}), 1274, [0.78, 0.781, 0.779])
+    assert above.verdict == "fails" and "remaining gain 36.2–51.9 when the run ended" in above.reason
     assert "36.2× the threshold (0.057 per unlabelled row)" in claim.measured["per_seed"]["0"]["stop_rule"]
     assert claim.measured["stop_gain"] == 1.0 and claim.measured["stop_gain_share_of_pool_gain"] == 1 / 1274
     assert (

@@ -5,7 +5,9 @@ that read none) + per epoch, the scoring and the training steps with their augme
 excluded). Its robust cost replaces each epoch's seconds by the median epoch seconds among the run's epochs that
 kept the same number of samples (repeated timings of the same work in one run, so one slow epoch cannot flip a
 verdict; InfoBatch's annealed full-data epochs form their own group). Time saving = 1 − cost / the cost of the
-full-data run of the same noise rate and seed.
+full-data run of the same noise rate and seed. The time claim judges the cost ratio (robust cost / the full-data
+run's robust cost, per seed) on the log scale (`compare_ratio`: t interval over seeds of the mean log-ratio,
+reported as the geometric mean) against 1 − the paper's saving.
 
 Wall-clock seconds differ on every run, so everything this step writes lies in `timings/` and no data output
 reads it: the summary, metrics and `claims.json` stay byte-identical, and the time claim goes to
@@ -19,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from stages.core.claims import Claim, compare, verdict_claim, write_claims
+from stages.core.claims import Claim, compare_ratio, verdict_claim, write_claims
 from stages.core.context import StepContext
 from stages.core.io import read_json, read_parquet, write_parquet
 from stages.core.metrics import new_figure, save_figure, write_metrics, write_plot_data
@@ -100,16 +102,20 @@ def summarise_times(paired: pl.DataFrame) -> pl.DataFrame:
 
 
 def time_claim(times: pl.DataFrame, names: ClaimsParams) -> Claim:
-    """At the claims ratio and no noise: the robust training-time saving is at least the paper's."""
+    """At the claims ratio and no noise: the robust training-time saving is at least the paper's, i.e. the cost
+    ratio against full data (log scale, geometric mean over seeds) is at most 1 − that saving."""
     ours = cell(times, 0.0, names.method, names.ratio)
     full = cell(times, 0.0, names.full)
-    evidence = compare(
-        "training-time saving vs full data",
-        per_seed(ours, "time_saving_robust"),
-        names.min_time_saving,
-        "above",
+    ratio = {seed: 1 - saving for seed, saving in per_seed(ours, "time_saving_robust").items()}
+    evidence = compare_ratio(
+        "training cost / full-data cost",
+        ratio,
+        1 - names.min_time_saving,
+        "below",
         names.confidence,
-        note="1 − robust cost / full run's robust cost, per seed; the cost includes the consistency precompute",
+        note="robust cost / the full run's robust cost, per seed (1 − time saving); the cost includes the "
+        "consistency precompute",
+        unit="seeds",
     )
     return verdict_claim(
         id="time_saving_at_half",
@@ -128,11 +134,19 @@ def time_claim(times: pl.DataFrame, names: ClaimsParams) -> Claim:
             "seeds": ours["seeds"],
         },
         criterion=(
-            f"noise 0, ratio {names.ratio}, paired with the full-data run of the same seed: the t interval over "
-            f"seeds of the time saving (robust costs, consistency precompute included) lies wholly above "
+            f"noise 0, ratio {names.ratio}, paired with the full-data run of the same seed: the cost ratio "
+            "(robust costs, consistency precompute included) on the log scale (t interval over seeds of the mean "
+            f"log-ratio, geometric mean) lies wholly below {1 - names.min_time_saving:g}, i.e. a saving above "
             f"{names.min_time_saving}"
         ),
         evidence=[evidence],
+        could_hold=f"{names.ratio:.0%} of the training steps per epoch, with the per-epoch scoring and the one-off "
+        f"consistency precompute, cost under {1 - names.min_time_saving:.0%} of the full-data run's robust time, "
+        "beyond the seed noise.",
+        could_fail="The consistency precompute (one fit per run, amortised over far fewer epochs than on "
+        "ImageNet), the per-epoch density scoring and the routed augmentation push the cost above "
+        f"{1 - names.min_time_saving:.0%} of full data.",
+        unit="seed",
     )
 
 
