@@ -68,9 +68,7 @@ def stage_status(stage, lock_entry: dict | None, tracked: set[str], root: Path) 
     file_deps = [dep for dep in stage.deps if type(dep).__name__ != "ParamsDependency"]
     declared = {str(dep.def_path) for dep in file_deps}
     for kind, paths in (("deps", declared), ("outs", {str(out.def_path) for out in stage.outs})):
-        recorded = _locked_paths(lock_entry, kind)
-        if kind == "deps":
-            recorded = {path for path in recorded if path != "params.yaml"}
+        recorded = _locked_paths(lock_entry, kind)  # the lock keeps params keys apart, under `params`
         if recorded != paths:
             added, removed = sorted(paths - recorded), sorted(recorded - paths)
             status.reasons.append(f"{kind} set changed (+{added} −{removed})")
