@@ -59,7 +59,7 @@ def _locked_paths(lock_entry: dict, kind: str) -> set[str]:
 
 def stage_status(stage, lock_entry: dict | None, tracked: set[str], root: Path) -> StageStatus:
     """The own status of one DVC stage against its lock entry."""
-    status = StageStatus(stage.addressing)
+    status = StageStatus(stage.name)
     if lock_entry is None:
         status.reasons.append("never locked")
         return status
@@ -104,12 +104,12 @@ def lock_status(root: str | Path = ".") -> list[StageStatus]:
     locked = _read_lock(root)
     with Repo(str(root)) as repo:
         graph = repo.index.graph
-        stages = {stage.addressing: stage for stage in repo.index.stages}
+        stages = {stage.name: stage for stage in repo.index.stages}
         statuses = {
             name: stage_status(stage, locked.get(name), tracked, root) for name, stage in stages.items()
         }
         for name, stage in stages.items():
-            upstream = {node.addressing for node in _ancestors(graph, stage)} - {name}
+            upstream = {node.name for node in _ancestors(graph, stage)} - {name}
             statuses[name].upstream = sorted(
                 other for other in upstream - {GATE_STAGE} if other in statuses and statuses[other].reasons
             )

@@ -148,7 +148,8 @@ def test_lock_status_names_the_stages_that_read_an_edited_param(smoke_workspace)
 
 def test_result_tables_are_generated_and_a_hand_edit_fails_the_check(smoke_workspace):
     readme = smoke_workspace / "stages" / "papers" / "mrmc" / "README.md"
-    originals = {path: path.read_text() for path in (readme, smoke_workspace / "README.md")}
+    readmes = [smoke_workspace / "stages" / "papers" / pid / "README.md" for pid in PAPERS.names()]
+    originals = {path: path.read_text() for path in (*readmes, smoke_workspace / "README.md")}
     doc = smoke_workspace / RESULTS_DOC
     originals[doc] = doc.read_text() if doc.is_file() else None
     try:
@@ -157,10 +158,11 @@ def test_result_tables_are_generated_and_a_hand_edit_fails_the_check(smoke_works
         claims = read_claims(smoke_workspace / "data" / "mrmc" / "claims.json")
         text = readme.read_text()
         assert f"| `{claims[0].id}` | **{claims[0].verdict}** |" in text
-        # one verdict typed over: the digest and the regenerated table both catch it
-        edited = text.replace(
-            f"**{claims[0].verdict}**", "**holds**" if claims[0].verdict != "holds" else "**fails**", 1
-        )
+        # one verdict typed over inside the generated block: the digest and the regenerated table both catch it
+        start = text.index("<!-- results:begin")
+        cell = f"| `{claims[0].id}` | **{claims[0].verdict}** |"
+        typed = f"| `{claims[0].id}` | **{'fails' if claims[0].verdict != 'fails' else 'holds'}** |"
+        edited = text[:start] + text[start:].replace(cell, typed, 1)
         readme.write_text(edited)
         problems = check_results(smoke_workspace)
         assert any("mrmc/README.md: the generated results table was edited by hand" in p for p in problems)

@@ -7,9 +7,9 @@ import math
 
 import numpy as np
 import pytest
-from pydantic import ValidationError
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 from scipy import stats
 
 from stages.core.claims import (
@@ -29,20 +29,20 @@ from stages.core.claims import (
     compare_proportion,
     compare_ratio,
     decide,
-    log_ratio_interval,
-    permutation_interval,
-    permutation_p,
-    smallest_permutation_p,
-    wilson_interval,
     judge,
+    log_ratio_interval,
     paired_differences,
     paired_t_interval,
+    permutation_interval,
+    permutation_p,
     read_claims,
+    smallest_permutation_p,
     t_interval,
     too_few_seeds,
     verdict_claim,
     verdict_counts,
     welch_interval,
+    wilson_interval,
     write_claims,
 )
 from stages.report import claims_table

@@ -357,6 +357,7 @@ def stop_rule_claim(
         else "The rule stays silent on some seed until the cap (the model still unsure of many rows), or the "
         "stopped runs' accuracy lies below full-label accuracy by more than the tolerance.",
         unit="seed",
+        n=len(fired),  # the gap part has values only for seeds whose rule fired
     )
     return by_design(claim, design)
 
