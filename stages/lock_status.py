@@ -16,11 +16,11 @@ downstream of the `params` gate: its one output is constant, so rerunning it cha
 from __future__ import annotations
 
 import os
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from stages.core.dvc_cli import OFFLINE_ENV
+from stages.core.git import git_output
 from stages.dvc_yaml import GATE_STAGE
 
 
@@ -41,10 +41,7 @@ class StageStatus:
 
 def tracked_files(root: Path) -> set[str]:
     """Paths git tracks in the workspace (the code deps; everything else is data)."""
-    listed = subprocess.run(
-        ["git", "ls-files", "-z"], cwd=root, capture_output=True, text=True, check=True
-    ).stdout
-    return {path for path in listed.split("\0") if path}
+    return {path for path in git_output(root, "ls-files", "-z").split("\0") if path}
 
 
 def _params_reasons(dep) -> list[str]:
@@ -95,6 +92,7 @@ def _read_lock(root: Path) -> dict[str, dict]:
 
 def lock_status(root: str | Path = ".") -> list[StageStatus]:
     """The status of every stage of `dvc.yaml`, in the graph's order, downstream staleness propagated."""
+    import networkx as nx
     from dvc.repo import Repo
 
     root = Path(root).resolve()
@@ -108,19 +106,12 @@ def lock_status(root: str | Path = ".") -> list[StageStatus]:
         statuses = {
             name: stage_status(stage, locked.get(name), tracked, root) for name, stage in stages.items()
         }
-        for name, stage in stages.items():
-            upstream = {node.name for node in _ancestors(graph, stage)} - {name}
+        for name, stage in stages.items():  # DVC's graph has edges from a stage to the stages it depends on
+            upstream = {node.name for node in nx.descendants(graph, stage)} - {name}
             statuses[name].upstream = sorted(
                 other for other in upstream - {GATE_STAGE} if other in statuses and statuses[other].reasons
             )
     return list(statuses.values())
-
-
-def _ancestors(graph, stage) -> set:
-    """Every stage `stage` depends on, directly or not (DVC's graph has edges from a stage to its deps)."""
-    import networkx as nx
-
-    return nx.descendants(graph, stage)
 
 
 def status_text(statuses: list[StageStatus], verbose: bool = False) -> str:
