@@ -8,8 +8,17 @@ import torch
 from pydantic import ValidationError
 
 from stages.core.claims import DesignError
+from stages.methods.losses import LossSpec
 from stages.papers.fdiv_losses.claims import alpha_claim, exact, operator_claim
-from stages.papers.fdiv_losses.lm import VOCAB, CharTransformer, decode, encode, held_out_windows
+from stages.papers.fdiv_losses.lm import (
+    VOCAB,
+    CharTransformer,
+    decode,
+    encode,
+    held_out_windows,
+    loss_module,
+    token_loss,
+)
 from stages.papers.fdiv_losses.params import FdivParams
 from stages.papers.fdiv_losses.sft import IGNORE, PROMPT, arithmetic_strings, sequences, split_strings
 
@@ -87,3 +96,19 @@ def test_operator_claim_fails_on_a_wrong_zero_pattern():
     assert claim.verdict == "holds" and claim.unit == "instance" and claim.n == 1
     assert set(claim.detectable.values()) == {0.0}
     assert exact("e", 2e-5, 1e-5).verdict == "fails"
+
+
+def test_token_loss_flattens_positions_like_the_class_dim_one_layout():
+    """(B, T, V) char-LM scores: the flattened rows give the loss of torch's (B, V, T) layout."""
+    torch.manual_seed(0)
+    logits, targets = torch.randn(2, 6, len(VOCAB)), torch.randint(0, len(VOCAB), (2, 6))
+    targets[0, 0] = IGNORE
+    spec = LossSpec(divergence="alpha", alpha=1.5)
+    criterion = loss_module(spec, "unit", 30, ignore_index=IGNORE)
+    assert torch.allclose(token_loss(criterion, logits, targets), criterion(logits.transpose(1, 2), targets))
+    teacher = torch.softmax(torch.randn(2, 6, len(VOCAB)), dim=-1)
+    assert torch.allclose(
+        token_loss(criterion, logits, teacher), criterion(logits.transpose(1, 2), teacher.transpose(1, 2))
+    )
+    with pytest.raises(ValueError, match="target"):
+        criterion(logits, targets)  # (B, T, V) as (N, C, d1) would read T as the classes

@@ -10,7 +10,15 @@ import entmax
 import pytest
 import torch
 
-from stages.methods.losses import FenchelYoungLoss, divergence, f_softargmax, fenchel_young_loss
+from stages.methods.losses import (
+    DEFAULT_TOLERANCE,
+    FenchelYoungLoss,
+    divergence,
+    f_softargmax,
+    fenchel_young_index_loss,
+    fenchel_young_loss,
+    solve,
+)
 
 ALL_F = [
     ("kl", None),
@@ -191,3 +199,120 @@ def test_readme_example_runs():
     block = re.search(r"```python\n(.*?)```", text.split("## Use the loss in your own model")[1], re.S)
     assert block is not None
     exec(compile(block.group(1), str(README), "exec"), {})
+
+
+def exact_weighted_sparsemax(theta, q):
+    """α = 2 with a reference measure, exactly: p_j = q_j [1 + θ_j − τ]_+ with Σp = 1 (sort, then solve)."""
+    order = theta.argsort(descending=True)
+    t, w = theta[order], q[order]
+    for k in range(1, len(t) + 1):
+        tau = ((w[:k] * (1 + t[:k])).sum() - 1) / w[:k].sum()
+        if k == len(t) or 1 + t[k] - tau <= 0:
+            break
+    return q * (1 + theta - tau).clamp(min=0), tau
+
+
+def test_bisection_converges_with_a_tiny_reference_mass_at_the_top():
+    """α = 2, q = 1e-12 at the top score: the bracket [max_j θ_j − f′(1/q_j), −f′(1/Σq)] stays narrow."""
+    theta = scores(rows=1, classes=10)[0]
+    q = torch.ones(10, dtype=torch.float64)
+    q[theta.argmax()] = 1e-12
+    div = divergence("alpha", 2.0)
+    solution = solve(theta[None], div, q=q)
+    assert (solution.p[0] - exact_weighted_sparsemax(theta, q)[0]).abs().max() < 1e-8
+    assert solution.width.max() <= DEFAULT_TOLERANCE
+
+
+@pytest.mark.parametrize(("name", "alpha"), [("alpha", 2.0), ("alpha", 1.5), ("alpha", 3.0)])
+def test_a_wide_bracket_is_halved_until_below_tol(name, alpha):
+    """q = 1e-12 everywhere puts the bracket ~1e12 wide: 30 halvings leave ~1e3; the count adapts to tol."""
+    theta, c = scores(rows=3, classes=10), 1e-12
+    q, div = torch.full((10,), c, dtype=torch.float64), divergence(name, alpha)
+    expected = f_softargmax(theta * c ** (alpha - 1), div, iterations=60)  # q = c·1 ≡ unit q, rescaled θ
+    for tol in (1e-6, 1e-10):
+        solution = solve(theta, div, q=q, tol=tol)
+        resolution = 4 * torch.finfo(theta.dtype).eps * solution.tau.abs()  # τ ≈ −1e11 for α = 2
+        assert solution.halvings > 30 and (solution.width <= resolution.clamp(min=tol)).all()
+        assert (solution.p - expected).abs().max() < 1e-9
+    if name == "alpha" and alpha == 2.0:  # τ against the exact root; a loose tol leaves it ~400 off
+        exact_tau = torch.stack([exact_weighted_sparsemax(row, q)[1] - row.max() for row in theta])
+        assert ((solve(theta, div, q=q).tau - exact_tau).abs() <= resolution.clamp(min=1e-6)).all()
+        assert (solve(theta, div, q=q, tol=1e3).tau - exact_tau).abs().max() > 1.0
+
+
+@pytest.mark.parametrize(("name", "alpha"), [("kl", None), ("alpha", 1.5), ("chi2", None), ("js", None)])
+@pytest.mark.parametrize("smoothing", [0.0, 0.1])
+def test_all_ignored_batch_matches_torch(name, alpha, smoothing):
+    """Every label ignored: mean is NaN, sum 0, none zeros, the gradient zero (torch's CrossEntropyLoss)."""
+    labels = torch.full((4,), -100)
+    for reduction in ("mean", "sum", "none"):
+        ours_leaf, torch_leaf = scores(rows=4).requires_grad_(), scores(rows=4).requires_grad_()
+        ours = FenchelYoungLoss(name, alpha, reduction=reduction, label_smoothing=smoothing)(
+            ours_leaf, labels
+        )
+        reference = torch.nn.CrossEntropyLoss(reduction=reduction, label_smoothing=smoothing)(
+            torch_leaf, labels
+        )
+        assert ours.shape == reference.shape and torch.equal(ours.isnan(), reference.isnan())
+        assert torch.allclose(ours.nan_to_num(), reference.nan_to_num())
+        ours.sum().backward(), reference.sum().backward()
+        assert torch.equal(ours_leaf.grad, torch_leaf.grad)
+
+
+def test_class_dimension_one_like_cross_entropy():
+    """(N, C, d1, d2) scores, (N, d1, d2) labels with ignored positions; (C) scores with a scalar label."""
+    generator = torch.Generator().manual_seed(1)
+    theta = torch.randn(3, 5, 4, 2, generator=generator, dtype=torch.float64)
+    labels = torch.randint(0, 5, (3, 4, 2), generator=generator)
+    labels[0, 1, 1] = labels[2, 0, 0] = -100
+    for reduction in ("mean", "sum", "none"):
+        ours = FenchelYoungLoss("kl", reduction=reduction)(theta, labels)
+        reference = torch.nn.CrossEntropyLoss(reduction=reduction)(theta, labels)
+        assert ours.shape == reference.shape and torch.allclose(ours, reference, atol=1e-9), reduction
+    teacher = torch.softmax(torch.randn(3, 5, 4, 2, generator=generator, dtype=torch.float64), dim=1)
+    entropy = -torch.special.xlogy(teacher, teacher).sum(dim=1)
+    ours = FenchelYoungLoss("kl", reduction="none")(theta, teacher)
+    reference = torch.nn.CrossEntropyLoss(reduction="none")(theta, teacher)
+    assert torch.allclose(ours, reference - entropy, atol=1e-9)
+    single = FenchelYoungLoss("kl")(theta[0, :, 0, 0], labels[1, 0, 0])
+    assert torch.allclose(single, torch.nn.CrossEntropyLoss()(theta[0, :, 0, 0], labels[1, 0, 0]))
+    with pytest.raises(ValueError, match=r"target: class indices .* classes on dim 1"):
+        FenchelYoungLoss("alpha", 1.5)(torch.randn(2, 7, 5), torch.randint(0, 5, (2, 7)))  # (B, T, V) layout
+    with pytest.raises(ValueError, match="target: probabilities must have input's shape"):
+        FenchelYoungLoss("kl")(theta, teacher[:, :, :, 0])
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_half_precision_teacher_is_renormalised(dtype):
+    theta = scores(rows=16, classes=50, dtype=torch.float32)
+    teacher = torch.softmax(scores(rows=16, classes=50, seed=3).to(dtype), dim=-1)
+    assert (teacher.float().sum(-1) - 1).abs().max() > 1e-4  # the old 1e-4 check refused it
+    normalised = teacher.float() / teacher.float().sum(-1, keepdim=True)
+    for name, alpha in (("kl", None), ("alpha", 1.5)):
+        ours = FenchelYoungLoss(name, alpha, reduction="none")(theta, teacher)
+        assert torch.allclose(
+            ours, FenchelYoungLoss(name, alpha, reduction="none")(theta, normalised), atol=1e-6
+        )
+    with pytest.raises(ValueError, match="target: every row must sum to 1"):
+        FenchelYoungLoss()(theta, teacher.float() * 1.05)
+
+
+@pytest.mark.parametrize(("name", "alpha"), ALL_F)
+def test_index_path_matches_the_one_hot_loss(name, alpha):
+    """Class indices (no one-hot matrix) give the value and gradient of the loss against the one-hot y."""
+    div, labels = divergence(name, alpha), torch.tensor([0, 3, 8, 2, 5, 7])
+    theta = scores(scale=3.0).masked_fill(torch.arange(9) == 4, -math.inf)
+    q = torch.linspace(0.5, 2.0, 9, dtype=torch.float64)
+    for reference, temperature in ((None, 1.0), (q, 2.0)):
+        leaf, dense_leaf = theta.clone().requires_grad_(), theta.clone().requires_grad_()
+        value = fenchel_young_index_loss(leaf, labels, div, q=reference, temperature=temperature)
+        dense = fenchel_young_loss(
+            dense_leaf, torch.eye(9, dtype=torch.float64)[labels], div, q=reference, temperature=temperature
+        )
+        finite = torch.isfinite(dense)
+        assert torch.equal(finite, torch.isfinite(value)) and torch.allclose(
+            value[finite], dense[finite], atol=1e-9
+        )
+        value[finite].sum().backward(), dense[finite].sum().backward()
+        assert torch.allclose(leaf.grad, dense_leaf.grad, atol=1e-12)
+    assert fenchel_young_index_loss(theta, torch.tensor([4] * 6), div).isposinf().all()  # masked label

@@ -10,7 +10,10 @@ nothing on the simplex but fixes the scale of τ). For each f the table holds, a
 - `curvature(g)` = (f*)″ at the v where (f*)′(v) = g, written in g (the Jacobian of the f-softargmax);
 - optionally `affine` = (a, b) and an in-place `ratio_of_affine_(z)` with (f*)′(max(v, f′(0))) =
   ratio_of_affine_(a·v + b): the bisection then precomputes a·θ̃ + b once and spends fewer passes per halving
-  (KL, α, χ²; the others use the generic form).
+  (KL, α, χ²; the others use the generic form);
+- optionally `conjugate_linear` = (c0, c1) with f*(v) + f(0) = g·(c0 + c1·v) wherever g = (f*)′(v) > 0
+  (KL: (1, 0); α: (1/α, (α−1)/α), from g^{α−1} = 1 + (α−1)v; χ²: (1, ½)): the loss against a class index
+  then sums Σ_j q_j (f*(v_j) + f(0)) as mass·(c0 + c1·(⟨p, θ̃⟩ − τ)) in one pass.
 
 `divergence(name, alpha=...)` (a name of `NAMES`) returns an entry; an unknown name or a bad α raises a
 `ValueError` naming the key.
@@ -46,6 +49,7 @@ class FDivergence:
     f_zero: float
     affine: tuple[float, float] | None = None
     ratio_of_affine_: TensorFn | None = None
+    conjugate_linear: tuple[float, float] | None = None
 
     @property
     def sparse(self) -> bool:
@@ -67,6 +71,7 @@ def _kl() -> FDivergence:
         f_zero=1.0,
         affine=(1.0, 0.0),
         ratio_of_affine_=torch.Tensor.exp_,
+        conjugate_linear=(1.0, 0.0),
     )
 
 
@@ -97,6 +102,7 @@ def _alpha(alpha: float) -> FDivergence:
         ratio_of_affine_=(lambda z: z.clamp_(min=0.0).pow_(1.0 / a1))
         if alpha > 1
         else (lambda z: z.pow_(1.0 / a1)),
+        conjugate_linear=(1.0 / alpha, a1 / alpha),
     )
 
 
@@ -129,6 +135,7 @@ def _chi2() -> FDivergence:
         f_zero=1.0,
         affine=(0.5, 1.0),
         ratio_of_affine_=lambda z: z.clamp_(min=0.0),
+        conjugate_linear=(1.0, 0.5),
     )
 
 

@@ -1,6 +1,6 @@
-"""fdiv_losses benchmarks (`icml25 bench fdiv_losses`): the f-softargmax forward + backward, in one run.
+"""fdiv_losses benchmarks (`icml25 bench fdiv_losses`): the f-softargmax and the loss, forward + backward, in one run.
 
-Contenders on the same float32 scores (batch × vocab, N(0, 1) · 3), each timed as forward + backward of
+Operators, on the same float32 scores (batch × vocab, N(0, 1) · 3), each timed as forward + backward of
 `(op(θ) · g).sum()` with a fixed random g:
 
 - `ours_alpha1.5`: this project's bisection f-softargmax, α = 1.5, `iterations` halvings;
@@ -9,16 +9,29 @@ Contenders on the same float32 scores (batch × vocab, N(0, 1) · 3), each timed
 - `softmax`: `torch.softmax`;
 - `ours_kl`: this project's bisection with KL (what the bisection costs where a closed form exists).
 
+Losses against random class labels (what a training step calls), each timed as `loss(θ, labels).backward()`
+with mean reduction, at the operator's shape and at the pipeline's char-LM shape (512 positions × 97 tokens):
+
+- `ours_loss_alpha1.5`: `FenchelYoungLoss("alpha", alpha=1.5, iterations=iterations)` (the class-index path:
+  no one-hot matrix, gradient p − e_k written into p);
+- `entmax15_loss`: `entmax.Entmax15Loss()` at its library defaults (k = 100: a partial sort, widened when the
+  support does not fit);
+- `entmax_bisect_loss_alpha1.5`: `entmax.EntmaxBisectLoss(1.5, n_iter=iterations)` (equal iterations; the
+  library default is 50);
+- `cross_entropy`: `torch.nn.CrossEntropyLoss()`; `ours_loss_kl`: `FenchelYoungLoss("kl")`.
+
 Fixed threads (torch one thread on CPU), a warm-up, then `repeats` rounds in a seeded random order
-(`stages.core.timing.interleaved_seconds`); medians and the ratios to ours. Peak memory of one forward +
-backward beyond the inputs: `torch.cuda.max_memory_allocated` on a GPU, the peak resident set of a fresh
-subprocess on CPU (VmHWM reset before the call). Defaults: 4096 × 8192 on a GPU; 1024 × 8192 on CPU (the
-shared 2-core machine); override with FDIV_BENCH_BATCH, FDIV_BENCH_VOCAB, FDIV_BENCH_REPEATS, FDIV_BENCH_ITERATIONS.
+(`stages.core.timing.interleaved_seconds`); medians, the ratios of medians to ours and, for the losses, the
+geometric mean over rounds of each round's ratio to ours. Peak memory of one operator forward + backward beyond
+the inputs: `torch.cuda.max_memory_allocated` on a GPU, the peak resident set of a fresh subprocess on CPU
+(VmHWM reset before the call). Defaults: 4096 × 8192 on a GPU; 1024 × 8192 on CPU (the shared 2-core machine);
+override with FDIV_BENCH_BATCH, FDIV_BENCH_VOCAB, FDIV_BENCH_REPEATS, FDIV_BENCH_ITERATIONS.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -33,6 +46,8 @@ from stages.core.timing import interleaved_seconds
 
 RESULTS_DIR = Path("reports/benchmarks")
 OURS = "ours_alpha1.5"
+LOSS_OURS = "ours_loss_alpha1.5"
+LM_SHAPE = (512, 97)
 
 
 def contenders(iterations: int) -> dict[str, Callable[[torch.Tensor], torch.Tensor]]:
@@ -48,6 +63,21 @@ def contenders(iterations: int) -> dict[str, Callable[[torch.Tensor], torch.Tens
         "entmax15": lambda theta: entmax.entmax15(theta, dim=-1),
         "softmax": lambda theta: torch.softmax(theta, dim=-1),
         "ours_kl": lambda theta: f_softargmax(theta, kl, iterations=iterations),
+    }
+
+
+def loss_contenders(iterations: int) -> dict[str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]]:
+    """name → loss(scores, class labels) with mean reduction."""
+    import entmax
+
+    from stages.methods.losses import FenchelYoungLoss
+
+    return {
+        LOSS_OURS: FenchelYoungLoss("alpha", alpha=1.5, iterations=iterations),
+        "entmax15_loss": entmax.Entmax15Loss(),
+        "entmax_bisect_loss_alpha1.5": entmax.EntmaxBisectLoss(1.5, n_iter=iterations),
+        "cross_entropy": torch.nn.CrossEntropyLoss(),
+        "ours_loss_kl": FenchelYoungLoss("kl", iterations=iterations),
     }
 
 
@@ -71,6 +101,43 @@ def forward_backward(
             torch.cuda.synchronize()
 
     return call
+
+
+def loss_step(loss, theta: torch.Tensor, labels: torch.Tensor, device: str) -> Callable[[], None]:
+    """One timed call: the loss's forward and backward, synchronised."""
+
+    def call() -> None:
+        loss(theta.detach().requires_grad_(), labels).backward()
+        if device == "cuda":
+            torch.cuda.synchronize()
+
+    return call
+
+
+def time_losses(batch: int, vocab: int, iterations: int, repeats: int, device: str) -> dict:
+    """Every loss at one shape, interleaved: medians, ratios to ours, and the values (they must agree)."""
+    theta, _ = inputs(batch, vocab, device)
+    labels = torch.randint(0, vocab, (batch,), generator=torch.Generator().manual_seed(1)).to(device)
+    losses = loss_contenders(iterations)
+    calls = {name: loss_step(loss, theta, labels, device) for name, loss in losses.items()}
+    seconds = interleaved_seconds(calls, repeats=repeats, seed=1)
+    medians = {name: statistics.median(values) for name, values in seconds.items()}
+    ours = seconds[LOSS_OURS]
+    geometric = {
+        name: math.exp(statistics.fmean(math.log(a / b) for a, b in zip(values, ours, strict=True)))
+        for name, values in seconds.items()
+    }
+    with torch.no_grad():
+        values = {name: float(loss(theta, labels)) for name, loss in losses.items()}
+    return {
+        "batch": batch,
+        "vocab": vocab,
+        "median_seconds": medians,
+        "all_seconds": seconds,
+        "ratio_to_ours": {name: medians[name] / medians[LOSS_OURS] for name in medians},
+        "geometric_mean_ratio_to_ours": geometric,
+        "loss_values": values,
+    }
 
 
 def gpu_peak_bytes(operator, theta, upstream) -> int:
@@ -152,6 +219,10 @@ def run(root: str | Path = ".") -> dict:
             peaks = {name: gpu_peak_bytes(op, theta, upstream) for name, op in operators.items()}
         else:
             peaks = {name: cpu_peak_bytes(name, batch, vocab, iterations) for name in operators}
+        losses = [
+            time_losses(rows, classes, iterations, repeats, device)
+            for rows, classes in ((batch, vocab), LM_SHAPE)
+        ]
     finally:
         torch.set_num_threads(threads)
     medians = {name: statistics.median(values) for name, values in seconds.items()}
@@ -164,6 +235,7 @@ def run(root: str | Path = ".") -> dict:
         "ratio_to_ours": {name: medians[name] / medians[OURS] for name in medians},
         "peak_memory_mib": {name: round(value / 2**20, 1) for name, value in peaks.items()},
         "agreement": agreement,
+        "losses": losses,
     }
     write_json(results, Path(root) / RESULTS_DIR / f"fdiv_losses_{device}.json")
     return results

@@ -83,7 +83,8 @@ def operator_claim(checks: dict, params: FdivParams) -> Claim:
         criterion=f"every |bisection − closed form| ≤ {tolerance}, every |Σp − 1| ≤ {simplex}, and zeros present "
         "exactly for the losses with finite f′(0) (float64, fixed random and adversarial inputs)",
         evidence=evidence,
-        could_hold=f"Algorithm 1 with {checks['iterations']} halvings in float64 is checked against oracles it "
+        could_hold=f"Algorithm 1 with at least {checks['iterations']} halvings (more where the bracket is wider "
+        "than the loss's default tol) in float64 is checked against oracles it "
         "does not share code with (torch softmax; entmax's sparsemax, entmax15, entmax_bisect), so every error "
         f"under {tolerance}, every row on the simplex and zeros exactly where f′(0) is finite make it hold.",
         could_fail="A wrong bracket, too few halvings, the f′(0) threshold applied wrongly (zeros for KL, none for "

@@ -26,6 +26,7 @@ from stages.papers.fdiv_losses.lm import (
     random_windows,
     score,
     split_corpus,
+    token_loss,
     train,
 )
 from stages.papers.fdiv_losses.params import FdivParams
@@ -50,7 +51,7 @@ def distil_one(params: FdivParams, label: str, seed: int, common_seed: int, teac
     def objective(logits, inputs, _):
         with torch.no_grad():
             target = torch.softmax(teacher(inputs), dim=-1)
-        return criterion(logits, target)
+        return token_loss(criterion, logits, target)
 
     batch = lambda: random_windows(train_tokens, params.distil.batch_size, context, generator)  # noqa: E731
     train(student, params.distil.steps, params.distil.learning_rate, batch, objective)

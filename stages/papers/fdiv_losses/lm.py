@@ -111,6 +111,12 @@ def loss_module(
     )
 
 
+def token_loss(criterion: FenchelYoungLoss, logits: Tensor, targets: Tensor) -> Tensor:
+    """The criterion over every position: (B, T, V) scores as (B·T, V) rows (the loss takes classes on dim 1,
+    like `torch.nn.CrossEntropyLoss`); targets (B, T) indices or (B, T, V) probabilities, flattened alike."""
+    return criterion(logits.flatten(0, -2), targets.flatten(0, logits.ndim - 2))
+
+
 @dataclass
 class Scores:
     """Held-out next-token metrics of one model under its loss's f-softargmax."""

@@ -88,7 +88,11 @@ class FdivParams(PoolParams):
     scale: Literal["default", "full"] = Field(
         "default", description="full: the bigger LM runs (d 128, 4× steps, 5 seeds); same code"
     )
-    iterations: int = Field(30, ge=1, description="bisection halvings of Algorithm 1")
+    iterations: int = Field(
+        30,
+        ge=1,
+        description="minimum bisection halvings of Algorithm 1 (more until the bracket is below tol)",
+    )
     reference: Reference = Field("unit", description="reference measure q: unit (1) or uniform (1/V)")
     losses: dict[str, LossSpec] = Field(min_length=1)
     baseline: str = "ce"

@@ -28,6 +28,7 @@ from stages.papers.fdiv_losses.lm import (
     random_windows,
     score,
     split_corpus,
+    token_loss,
     train,
 )
 from stages.papers.fdiv_losses.params import FdivParams
@@ -58,7 +59,7 @@ def pretrain_one(params: FdivParams, label: str, seed: int, common_seed: int, tr
         config.steps,
         config.learning_rate,
         lambda: random_windows(train_tokens, config.batch_size, config.context, generator),
-        lambda logits, _, targets: criterion(logits, targets),
+        lambda logits, _, targets: token_loss(criterion, logits, targets),
         on_log=log,
         log_every=config.log_every,
     )

@@ -19,7 +19,7 @@ from stages.core.context import StepContext
 from stages.core.io import write_json, write_parquet
 from stages.core.progress import progress
 from stages.core.seeding import derive_seed
-from stages.papers.fdiv_losses.lm import decode, encode, loss_module, train
+from stages.papers.fdiv_losses.lm import decode, encode, loss_module, token_loss, train
 from stages.papers.fdiv_losses.params import FdivParams
 from stages.papers.fdiv_losses.pretrain import build_lm
 from stages.papers.fdiv_losses.threads import use_one_thread
@@ -75,7 +75,8 @@ def finetune(
         rows = torch.randint(0, len(inputs), (params.sft.batch_size,), generator=generator)
         return inputs[rows], targets[rows]
 
-    train(model, params.sft.steps, params.sft.learning_rate, batch, lambda logits, _, y: criterion(logits, y))
+    objective = lambda logits, _, y: token_loss(criterion, logits, y)  # noqa: E731
+    train(model, params.sft.steps, params.sft.learning_rate, batch, objective)
     return model
 
 
