@@ -21,10 +21,12 @@ from stages.papers.sharpening.claims import (
     ps_eos_claim,
     step_size_claim,
 )
-from stages.papers.sharpening.data import synthetic_dataset
-from stages.papers.sharpening.minimalist import RunSpec, reduce, torch_loss, train_runs
+from stages.papers.sharpening.data import real_name, subset_frame, synthetic_dataset, two_class_subset
+from stages.papers.sharpening.minimalist import RunSpec, initial_parameters, reduce, torch_loss, train_runs
 from stages.papers.sharpening.params import SharpeningParams
 from stages.papers.sharpening.practical import DeepNet, half_mse, row_space_inputs
+from stages.papers.sharpening.train_minimalist import initial_scale, small_init_rise
+from stages.papers.sharpening.train_practical import run_all
 from tests.conftest import REPO_ROOT
 
 
@@ -129,7 +131,8 @@ def test_bad_params_fail_naming_the_key(changes, key):
 
 def test_full_scale_swaps_in_the_paper_grid_and_checks_it():
     params = validate_section(SharpeningParams, _params(scale="full"), "sharpening").effective()
-    assert max(params.sweeps["difficulty_depth"].n) == 500 and params.practical.width == 512
+    assert max(params.sweeps["difficulty_depth"].n) == 500 and params.practical.width == 128
+    assert params.practical.judged and len(params.practical.seeds) >= 5  # full scale judges the nets
     bad = _params(scale="full", full={"sweeps": {"batch": {"batch_size": [0]}}})
     with pytest.raises(ParamsError, match=r"sharpening\.full"):
         validate_section(SharpeningParams, bad, "sharpening").effective()
@@ -176,17 +179,19 @@ def _ps_runs(rises: dict[int, float], status: str = "converged") -> tuple[pl.Dat
     for seed, rise in rises.items():
         runs.append({"run_id": f"s{seed}", "seed": seed, "gd": True, "rule": "ratio", "rule_value": 0.5,
                      "status": status, "lower": 49.5, "upper": 51.0, "final_sharpness": 50.0,
-                     "initial_sharpness": 50.0 / rise, "threshold": 200.0})  # fmt: skip
+                     "initial_sharpness": 50.0 / rise, "threshold": 200.0, "depth": 2,
+                     "small_init_rise": 9.0})  # fmt: skip
         runs.append({"run_id": f"e{seed}", "seed": seed, "gd": True, "rule": "ratio", "rule_value": 1.5,
                      "status": "converged", "lower": 49.5, "upper": 51.0, "final_sharpness": 19.9,
-                     "initial_sharpness": 2.0, "threshold": 20.0})  # fmt: skip
+                     "initial_sharpness": 2.0, "threshold": 20.0, "depth": 2,
+                     "small_init_rise": 9.0})  # fmt: skip
         for step, (sharpness, loss) in enumerate([(2.0, 1.0), (19.0, 0.1), (20.1, 1e-3), (19.9, 1e-6)]):
             points.append({"run_id": f"e{seed}", "step": step, "sharpness": sharpness, "loss": loss})
     return pl.DataFrame(runs), pl.DataFrame(points)
 
 
 def test_ps_eos_is_an_every_run_claim_judged_on_the_observed_range():
-    params = _default_params()
+    params = _default_params(**{"seeds": [0, 1, 2], "practical.seeds": [0, 1, 2]})
     claim = ps_eos_claim(*_ps_runs({0: 8.0, 1: 6.0, 2: 5.5}), params)
     assert claim.verdict == "holds", claim.reason
     assert claim.unit == "seed" and claim.n == 3
@@ -224,32 +229,114 @@ def test_step_size_spread_is_judged_as_a_ratio_on_the_log_scale():
     assert step_size_claim(runs([0.0, 0.2, 0.01]), params).verdict == "inconclusive"
 
 
-def _practical(seeds: list[int]) -> pl.DataFrame:
+def _practical(seeds: list[int], capped: tuple[int, ...] = ()) -> pl.DataFrame:
+    """Per seed an N × D GD grid whose final S follows Ŝ_D, and one flatter SGD run; `capped` seeds' N = 200
+    runs stopped short of the loss target."""
     rows = []
     for seed in seeds:
         for arch in ("linear", "tanh"):
             for n in (50, 100, 200):
                 for depth in (2, 3, 4):
                     predicted = n * depth
+                    status = "capped" if seed in capped and n == 200 else "converged"
                     rows.append({"architecture": arch, "seed": seed, "n": n, "depth": depth, "sgd": False,
                                  "predicted": float(predicted), "final_sharpness": predicted * (1 + 0.01 * seed),
-                                 "status": "converged" if n < 200 else "capped", "threshold": 1e4})  # fmt: skip
+                                 "status": status, "threshold": 1e4, "eta": 2e-4})  # fmt: skip
             rows.append({"architecture": arch, "seed": seed, "n": 100, "depth": 3, "sgd": True,
                          "predicted": 300.0, "final_sharpness": 250.0 + seed, "status": "converged",
-                         "threshold": 1e4})  # fmt: skip
+                         "threshold": 1e4, "eta": 2e-4})  # fmt: skip
     return pl.DataFrame(rows)
 
 
-def test_practical_networks_with_two_seeds_are_inconclusive_by_design_not_refused():
+def test_practical_networks_are_inconclusive_by_design_when_the_budget_cannot_train_them():
     params = _default_params()
-    claim = practical_claim(_practical([0, 1]), params)  # the default's two seeds: no t interval over 2
+    assert not params.practical.judged and params.practical.width == 128 and len(params.practical.seeds) >= 5
+    claim = practical_claim(_practical([0, 1, 2, 3, 4], capped=(0, 1, 2, 3, 4)), params)
     assert claim.verdict == "inconclusive" and claim.reason.startswith("Inconclusive by design")
-    assert "24 of 36" in claim.reason and all(
-        item.interval is None and item.refused for item in claim.evidence
+    assert "60 of 90" in claim.reason and claim.n == 5  # the per-seed values over all seeds are a record
+
+
+def test_practical_networks_are_judged_on_seeds_that_reached_the_loss_target():
+    params = _default_params(**{"practical.judged": True})
+    claim = practical_claim(_practical([0, 1, 2, 3, 4], capped=(4,)), params)
+    assert claim.verdict == "holds", claim.reason
+    assert claim.n == 4 and "4" not in claim.evidence[0].per_seed  # seed 4 stopped short: not judged
+    assert "clipped to [-1, 1]" in claim.evidence[0].interval_kind  # r is bounded: no interval past 1
+    short = practical_claim(_practical([0, 1, 2, 3, 4], capped=(0, 1, 2)), params)
+    assert short.verdict == "inconclusive" and "fewer than 3 seeds" in short.reason
+
+
+def test_practical_runs_share_one_step_size_per_figure(tmp_path):
+    table = pl.DataFrame(
+        {
+            "split": ["train"] * 40,
+            "label": [3, 5] * 20,
+            "sample_id": np.arange(40),
+            "features": [list(np.random.default_rng(i).integers(0, 256, 30)) for i in range(40)],
+        }
     )
-    three = practical_claim(_practical([0, 1, 2]), _default_params(**{"practical.seeds": [0, 1, 2]}))
-    assert three.verdict == "holds", three.reason
-    assert "clipped to [-1, 1]" in three.evidence[0].interval_kind  # r is bounded: no interval past 1
+    params = _default_params(
+        **{
+            "seeds": [0, 1, 2],
+            "practical": {
+                "width": 4,
+                "depth": [2, 3],
+                "n": [10, 20],
+                "seeds": [0, 1, 2],
+                "sgd_batch_size": 5,
+                "max_steps": 3,
+                "every": 3,
+            },
+        }
+    )
+    subsets = pl.concat(
+        [
+            subset_frame(real_name(n, seed), "real", seed, *two_class_subset(table, (3, 5), n, seed))
+            for n in (10, 20)
+            for seed in (0, 1, 2)
+        ]
+    )
+    rows = [row for row, _ in run_all(subsets, params.practical, workers=1)]
+    largest = max(row["predicted"] for row in rows)
+    (eta,) = {row["eta"] for row in rows}  # one η for every N, depth, seed and the SGD runs
+    assert eta == pytest.approx(2 * params.practical.ratio / largest)
+
+
+def test_subsets_of_a_seed_are_nested():
+    table = pl.DataFrame(
+        {
+            "split": ["train"] * 60,
+            "label": [3, 5, 7] * 20,
+            "sample_id": np.arange(60),
+            "features": [[i, i + 1] for i in range(60)],
+        }
+    )
+    small, large = (set(two_class_subset(table, (3, 5), n, seed=4)[2]) for n in (10, 30))
+    assert small < large and len(large) == 30
+    assert set(two_class_subset(table, (3, 5), 10, seed=5)[2]) != small
+
+
+def test_the_init_is_a_share_of_the_minimum_scale_so_the_rise_does_not_depend_on_how_x_is_scaled():
+    rises = []
+    for difficulty in (0.25, 4.0):  # the same data, X scaled by a factor of 4
+        x, y = synthetic_dataset(12, 30, 100.0, difficulty, seed=0)
+        data = reduce(x, y)
+        bounds = sharpness_bounds(x, y, 2)
+        b, v = initial_parameters(12, 2, 0, initial_scale(0.01, bounds.difficulty, 2))
+        start = exact_top_eigenvalue(torch_loss(data, 2), torch.from_numpy(np.concatenate([b, v]))).value
+        rises.append(bounds.predicted / start)
+    assert rises[0] == pytest.approx(rises[1], rel=1e-9)
+    # at a small share the D = 2 rise is the data's R₀ = σ₁²√Q/‖Xᵀy‖, whatever the share
+    assert rises[0] == pytest.approx(small_init_rise(data), rel=0.01)
+
+
+def test_train_runs_takes_one_init_scale_per_run():
+    x, y = synthetic_dataset(12, 30, 10.0, 4.0, seed=0)
+    data, eta = reduce(x, y), 1.0 / sharpness_bounds(x, y, 2).predicted
+    one, two = train_runs([data, data], [2, 2], [RunSpec(0, eta, 12, {})] * 2, [0.1, 0.2], 1e-6, 20000, 100)
+    assert one.initial_sharpness < two.initial_sharpness and one.status == two.status == "converged"
+    with pytest.raises(ValueError, match="init_scale"):
+        train_runs([data], [2], [RunSpec(0, eta, 12, {})], [0.1, 0.2], 1e-6, 10, 10)
 
 
 def test_the_readme_example_runs():

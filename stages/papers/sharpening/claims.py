@@ -7,11 +7,14 @@ Below the edge of stability means ratio = Ŝ_D/(2/η) < 1 (2/η > Ŝ_D), at it r
   the wrong side → fails (the sharpness is an exact Hessian eigenvalue: no per-run noise is subtracted). Bounds
   and the rise from init are scored on converged runs only (loss ≤ the target); a seed with a run that did not
   converge is unknown, which keeps the part from holding.
-- `dataset_difficulty`, `depth_*`, `stochasticity`: paired differences per seed, t interval over ≥ 3 seeds.
+- `dataset_difficulty`, `depth_*`, `stochasticity`: paired differences per seed (a seed's subsets are nested,
+  so the N pairs share rows), t interval over the seeds (10 at default).
 - `step_size_gd`: the ratio max/min of final S over the step sizes, on the log scale
   (:func:`~stages.core.claims.compare_ratio`) against 1 + tolerance.
 - `practical_networks`: per-seed Pearson r (bounded: t interval clipped to [−1, 1]) and paired
-  S(GD) − S(SGD) (t interval) over ≥ 3 seeds; with fewer seeds (the default's 2) it is inconclusive by design.
+  S(GD) − S(SGD) (t interval) over the seeds whose whole GD grid reached the loss target, at one η per figure;
+  inconclusive by design where the params say the step budget cannot train the grid to the target
+  (`practical.judged: false`, the default) or fewer than three seeds are trained.
 """
 
 from __future__ import annotations
@@ -135,8 +138,7 @@ def ps_eos_claim(runs: pl.DataFrame, trajectories: pl.DataFrame, params: Sharpen
         (pl.col("final_sharpness") / pl.col("initial_sharpness")).alias("rise"),
     )
     eos = at_eos(runs)
-    synthetic = params.sweeps["synthetic_depth"]
-    q, d = min(synthetic.difficulty), min(synthetic.depth)  # the least rise from the α init: smallest Q and D
+    kappa = params.minimalist.init_scale
     eos_stats = eos_deviation(eos, trajectories, c.eos_tolerance)
     eos_worst = eos_stats.group_by("seed").agg(pl.col("deviation").max(), pl.col("loss_drop").min())
     evidence = [
@@ -170,6 +172,9 @@ def ps_eos_claim(runs: pl.DataFrame, trajectories: pl.DataFrame, params: Sharpen
             "runs_below_eos": stable.height,
             "converged_below_eos": int((stable["status"] == "converged").sum()),
             "rise_min": round(float(stable["rise"].min()), 3),
+            "small_init_rise_limit_min_d2": round(
+                float(stable.filter(pl.col("depth") == 2)["small_init_rise"].min()), 3
+            ),
             "bound_deviation_max": round(float(stable["deviation"].max()), 5),
             "runs_at_eos": eos.height,
             "converged_at_eos": int((eos["status"] == "converged").sum()),
@@ -181,14 +186,14 @@ def ps_eos_claim(runs: pl.DataFrame, trajectories: pl.DataFrame, params: Sharpen
         f"after S first reaches {1 - c.eos_tolerance:g}·2/η below {c.eos_tolerance} and every log10 drop of the "
         "loss from then to the end above 0",
         evidence=evidence,
-        could_hold=f"Every run's sharpness is an exact Hessian eigenvalue, so if GD from the balanced "
-        f"α = {params.minimalist.init_scale} init rises {c.rise_factor:g}× into the closed-form bounds below the "
-        f"EoS and hovers within {c.eos_tolerance:.0%} of 2/η above it while the loss keeps falling, in every "
-        "seed, all four parts hold.",
-        could_fail="One run on the wrong side fails it: a rise under the factor (the rise is capped by how "
-        f"small the α = {params.minimalist.init_scale} init is next to the minimum's scale Q^(1/(2D)), only "
-        f"{q ** (1 / (2 * d)):.2f} on the synthetic Q = {q:g}, D = {d} data), a final S off the bounds (GD's "
-        "imbalance lowers S), an EoS run drifting from 2/η, or a loss that stops falling.",
+        could_hold=f"Every run starts at the same share κ = {kappa:g} of its balanced minimum's scale "
+        "(α = κ·Q^(1/(2D))) and its sharpness is an exact Hessian eigenvalue, so if GD sharpens "
+        f"{c.rise_factor:g}× into the closed-form bounds below the EoS and hovers within {c.eos_tolerance:.0%} of "
+        "2/η above it while the loss keeps falling, in every seed, all four parts hold.",
+        could_fail="One run on the wrong side fails it: a rise under the factor (at D = 2 the rise from a small "
+        "init tends to R₀ = σ₁²√Q/‖Xᵀy‖, a property of the data that is 1 when y lies along X's top singular "
+        f"direction, and is lower at κ = {kappa:g}; runs.parquet records R₀ as small_init_rise), a final S off "
+        "the bounds (GD's imbalance lowers S), an EoS run drifting from 2/η, or a loss that stops falling.",
         unit="seed",
     )
 
@@ -229,14 +234,16 @@ def difficulty_claim(runs: pl.DataFrame, params: SharpeningParams) -> Claim:
                 "n", "depth", "final_sharpness", "predicted", "difficulty"
             ).rows()
         },
-        criterion="at each depth and each consecutive pair of N, the t interval over seeds (≥ 3) of the paired "
-        "S(larger N) − S(smaller N) lies wholly above 0",
+        criterion=f"at each depth and each consecutive pair of N, the t interval over the {len(params.seeds)} "
+        "seeds of the paired S(larger N) − S(smaller N) (a seed's smaller subset is part of its larger one) lies "
+        "wholly above 0",
         evidence=evidence,
-        could_hold="Q = ‖X⁺y‖² of the 2-class subsets rises with N, so if converged GD at a small step lands near "
-        "the balanced minimum, Ŝ_D = σ₁²Q^((D−1)/D)/N and with it the final S rise with N on every seed.",
-        could_fail="Ŝ_D also divides by N and each seed draws its own subsets, so a pair of N where σ₁²Q^((D−1)/D)/N "
-        "does not grow, or GD ending away from the balanced minimum, gives a difference at or below 0; with 3 "
-        "seeds only a consistent difference clears the t interval.",
+        could_hold="A seed's subsets are nested, so Q = ‖X⁺y‖² cannot fall as N grows (more rows to interpolate "
+        "only lengthen the minimum-norm solution); if converged GD at a small step lands near the balanced "
+        "minimum, Ŝ_D = σ₁²Q^((D−1)/D)/N and with it the final S rise with N.",
+        could_fail="Ŝ_D also divides by N, so a pair of N where σ₁² grows slower than N/Q^((D−1)/D), or GD ending "
+        "away from the balanced minimum, gives a difference at or below 0; the t interval over the seeds "
+        "decides only a difference larger than the seed-to-seed noise.",
         unit="seed",
     )
 
@@ -386,37 +393,83 @@ def per_seed_r(practical: pl.DataFrame, arch: str) -> dict[str, float]:
     return out
 
 
+def trained_seeds(practical: pl.DataFrame, arch: str) -> list[str]:
+    """Seeds whose every GD grid run and SGD run of `arch` reached the loss target (converged)."""
+    rows = practical.filter(pl.col("architecture") == arch)
+    done = rows.group_by("seed").agg((pl.col("status") == "converged").all().alias("all"))
+    return sorted(str(seed) for seed, ok in done.rows() if ok)
+
+
+def sgd_differences(practical: pl.DataFrame, arch: str) -> dict[str, float]:
+    """Per seed S(GD) − S(SGD) at the SGD comparison's N and depth (same init, same η)."""
+    sgd = practical.filter((pl.col("architecture") == arch) & pl.col("sgd"))
+    gd = practical.filter((pl.col("architecture") == arch) & ~pl.col("sgd")).join(
+        sgd.select("n", "depth", "seed"), on=["n", "depth", "seed"]
+    )
+    gd_s, sgd_s = _per_seed(gd, "final_sharpness"), _per_seed(sgd, "final_sharpness")
+    return {seed: gd_s[seed] - sgd_s[seed] for seed in sgd_s if seed in gd_s}
+
+
+def practical_design(
+    practical: pl.DataFrame, params: SharpeningParams, kept: dict[str, list[str]]
+) -> str | None:
+    """Why the claim is inconclusive by design, or None when the evidence decides it.
+
+    `practical.judged: false` (the default) says, before any run, that `max_steps` GD steps at the figure's one
+    η cannot train the grid to the loss target, so no final S is the S at a minimum; judged, an architecture
+    with fewer than three seeds whose whole grid reached the target gives no interval over seeds.
+    """
+    p = params.practical
+    grid = practical.filter(~pl.col("sgd"))
+    converged = f"{int((grid['status'] == 'converged').sum())} of {grid.height}"
+    if not p.judged:
+        return (
+            f"Inconclusive by design (practical.judged: false): the CPU budget gives each width-{p.width} net "
+            f"{p.max_steps} GD steps at the figure's one step size, far fewer than reaching the loss target "
+            f"{p.loss_target:g} at N = {max(p.n)} takes, and a net short of its minimum ends at an S the closed "
+            f"form does not predict; {converged} GD grid runs reached the target. The per-seed values are a "
+            "record; `scale: full` trains up to its larger step cap and judges it on the seeds that reach the "
+            "target."
+        )
+    short = {arch: seeds for arch, seeds in kept.items() if len(seeds) < MIN_SEEDS}
+    if short:
+        named = ", ".join(f"{arch} {len(seeds)}" for arch, seeds in sorted(short.items()))
+        return (
+            f"Inconclusive: fewer than {MIN_SEEDS} seeds trained their whole grid to the loss target "
+            f"{p.loss_target:g} within {p.max_steps} steps ({named}; {converged} GD grid runs converged), so "
+            "there is no interval over seeds of minima."
+        )
+    return None
+
+
 def practical_claim(practical: pl.DataFrame, params: SharpeningParams) -> Claim:
     """r(Ŝ_D, final S) ≥ 0.9 (deep linear) / ≥ 0.7 (tanh) over N × D; smaller B lowers final S.
 
-    With fewer than three practical seeds (the default's two) it is inconclusive by design: no interval over
-    two seeds decides anything, and the ≤ `max_steps` GD runs of the small nets rarely reach the loss target, so
-    their "final" S is not the S at a minimum the closed form predicts.
+    All runs of a figure share one η, so a run at the edge of stability (S = 2/η) cannot track Ŝ_D by
+    construction. Judged (`practical.judged`) on the seeds whose whole grid reached the loss target; with
+    `judged: false` (the default, whose step budget cannot train the grid to the target) it is inconclusive by
+    design and its per-seed values over all seeds are a record.
     """
-    c = params.claims
+    c, p = params.claims, params.practical
     thresholds = {"linear": c.linear_r, "tanh": c.tanh_r}
-    evidence, measured = [], {}
+    evidence, measured, kept = [], {}, {}
     for arch in sorted(practical["architecture"].unique()):
-        r = per_seed_r(practical, arch)
+        r, differences = per_seed_r(practical, arch), sgd_differences(practical, arch)
+        kept[arch] = trained_seeds(practical, arch) if p.judged else sorted(r)
         evidence.append(
             compare(
                 f"{arch}: Pearson r(Ŝ_D, final S) over N×D",
-                r,
+                {seed: r[seed] for seed in kept[arch] if seed in r},
                 thresholds[arch],
                 "above",
                 c.confidence,
                 bounds=(-1.0, 1.0),
             )
         )
-        sgd = practical.filter((pl.col("architecture") == arch) & pl.col("sgd"))
-        gd = practical.filter((pl.col("architecture") == arch) & ~pl.col("sgd")).join(
-            sgd.select("n", "depth", "seed"), on=["n", "depth", "seed"]
-        )
-        gd_s, sgd_s = _per_seed(gd, "final_sharpness"), _per_seed(sgd, "final_sharpness")
         evidence.append(
             compare(
-                f"{arch}: S(GD) − S(SGD B={params.practical.sgd_batch_size})",
-                {s: gd_s[s] - sgd_s[s] for s in sgd_s},
+                f"{arch}: S(GD) − S(SGD B={p.sgd_batch_size})",
+                {seed: differences[seed] for seed in kept[arch] if seed in differences},
                 0.0,
                 "above",
                 c.confidence,
@@ -426,38 +479,30 @@ def practical_claim(practical: pl.DataFrame, params: SharpeningParams) -> Claim:
         measured[arch] = {
             "r_per_seed": {seed: round(value, 4) for seed, value in r.items()},
             "converged": f"{int((grid['status'] == 'converged').sum())}/{grid.height}",
+            "seeds_judged": kept[arch] if p.judged else [],
             "near_2_over_eta": int((grid["final_sharpness"] >= 0.9 * grid["threshold"]).sum()),
+            "eta": float(grid["eta"].max()),
         }
-    grid = practical.filter(~pl.col("sgd"))
-    converged = f"{int((grid['status'] == 'converged').sum())} of {grid.height}"
-    seeds = practical["seed"].n_unique()
-    by_design = seeds < MIN_SEEDS
+    reason = practical_design(practical, params, kept)
     return verdict_claim(
         id="practical_networks",
         statement="Over N × D, Pearson r(Ŝ_D, measured final S) ≥ 0.9 for deep linear nets and ≥ 0.7 for tanh "
-        "nets; a smaller "
-        "batch lowers the final sharpness.",
+        "nets; a smaller batch lowers the final sharpness.",
         measured=measured,
-        criterion=f"per architecture (≥ {MIN_SEEDS} seeds): the t interval over seeds of the per-seed r over the "
-        "N×D GD grid, clipped to [−1, 1] (r is bounded), wholly above the threshold; the t interval over seeds of "
-        "the paired S(GD) − S(SGD) at the middle N and depth wholly above 0; fewer seeds: inconclusive by design "
-        "(the per-seed values are recorded, the refused intervals are not computed)",
+        criterion=f"per architecture, over the seeds whose whole GD grid (and SGD run) reached the loss target "
+        f"{p.loss_target:g} at the figure's one η = 2·{p.ratio:g}/max Ŝ_D (≥ {MIN_SEEDS} seeds): the t interval "
+        "of the per-seed r over the N×D grid, clipped to [−1, 1] (r is bounded), wholly above the threshold, and "
+        "the t interval of the paired S(GD) − S(SGD) at the middle N and depth wholly above 0; "
+        "`practical.judged: false`: inconclusive by design",
         evidence=evidence,
-        could_hold=f"If the width-{params.practical.width} nets reach minima within {params.practical.max_steps} "
-        "GD steps and their final S tracks Ŝ_D over N × D, each seed's r clears the threshold and SGD ends "
-        "flatter than GD on the same init.",
-        could_fail="Nets that stop short of a minimum end at an S that need not follow Ŝ_D (r below the "
-        "threshold), and SGD at this B can end as sharp as GD.",
+        could_hold=f"If the width-{p.width} nets reach minima at the shared η and their final S tracks Ŝ_D over "
+        "N × D, each seed's r clears the threshold, and SGD ends flatter than GD from the same init.",
+        could_fail="One η for the whole figure: a net that ends at the edge of stability has S = 2/η in every "
+        "cell, and a net at a minimum far from the balanced one need not follow Ŝ_D, either way r falls below "
+        "the threshold; SGD at this B can end as sharp as GD.",
         unit="seed",
-        verdict="inconclusive" if by_design else None,
-        reason=(
-            f"Inconclusive by design: {seeds} practical seed{'s' if seeds != 1 else ''} give no interval over "
-            f"seeds (needs ≥ {MIN_SEEDS}); besides, {converged} GD grid runs reached the loss target within "
-            f"{params.practical.max_steps} steps, and a run that did not ends at an S that is not the S at a "
-            "minimum the closed form predicts."
-        )
-        if by_design
-        else None,
+        verdict="inconclusive" if reason else None,
+        reason=reason,
     )
 
 

@@ -21,16 +21,16 @@ def synthetic_name(difficulty: float, seed: int) -> str:
 def two_class_subset(
     table: pl.DataFrame, classes: tuple[int, int], n: int, seed: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """`n` train rows of the two classes drawn from (seed, n): pixels/255, labels +1 (classes[0]) / −1, ids."""
+    """The first `n` train rows of the two classes in the seed's order: pixels/255, labels +1 (classes[0]) / −1,
+    ids. The order is one permutation per seed, so a seed's subsets are nested (N = 50 ⊂ 100 ⊂ 200) and a
+    difference between two N is paired on shared rows."""
     rows = table.filter((pl.col("split") == "train") & pl.col("label").is_in(list(classes))).sort("sample_id")
     if rows.height < n:
         raise PipelineError(
             f"sharpening.classes {list(classes)}: only {rows.height} train rows, n = {n} asked"
         )
-    pick = np.sort(
-        np.random.default_rng(derive_seed(seed, "sharpening-subset", n)).choice(rows.height, n, replace=False)
-    )
-    chosen = rows[pick]
+    order = np.random.default_rng(derive_seed(seed, "sharpening-subset")).permutation(rows.height)
+    chosen = rows[np.sort(order[:n])]
     features = np.stack(chosen["features"].to_numpy()).astype(np.float64) / 255.0
     labels = np.where(chosen["label"].to_numpy() == classes[0], 1.0, -1.0)
     return features, labels, chosen["sample_id"].to_numpy()

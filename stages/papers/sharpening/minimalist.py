@@ -16,6 +16,7 @@ finite or above `divergence_loss`), or reaches `max_steps`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -169,15 +170,19 @@ def train_runs(
     datas: list[ReducedData],
     depths: list[int],
     runs: list[RunSpec],
-    init_scale: float,
+    init_scale: float | Sequence[float],
     loss_target: float,
     max_steps: int,
     every: int,
 ) -> list[RunResult]:
     """Train every run (its own data, depth, seed, η; one shared batch size, B = N for GD) to `loss_target`, or
-    divergence, or `max_steps`, measuring each run's exact sharpness every `every` steps."""
+    divergence, or `max_steps`, measuring each run's exact sharpness every `every` steps. `init_scale`: the
+    balanced init's α (‖b‖ = |v_i| = α), one for all runs or one per run."""
     if not len(datas) == len(depths) == len(runs) or not runs:
         raise ValueError("train_runs needs one data set, depth and spec per run")
+    scales = [float(init_scale)] * len(runs) if np.isscalar(init_scale) else [float(a) for a in init_scale]
+    if len(scales) != len(runs) or not all(a > 0 and np.isfinite(a) for a in scales):
+        raise ValueError(f"init_scale {init_scale!r}: one finite α > 0, or one per run")
     gd = all(run.batch_size == data.n for run, data in zip(runs, datas, strict=True))
     sizes = {run.batch_size for run in runs}
     if not gd and (len(sizes) != 1 or len({data.n for data in datas}) != 1):
@@ -191,7 +196,7 @@ def train_runs(
     b = np.zeros_like(stacked.sigma)
     v = np.ones(stacked.v_mask.shape)
     for index, (data, depth, run) in enumerate(zip(datas, depths, runs, strict=True)):
-        first, rest = initial_parameters(len(data.sigma), depth, run.seed, init_scale)
+        first, rest = initial_parameters(len(data.sigma), depth, run.seed, scales[index])
         b[index, : len(first)], v[index, : depth - 1] = first, rest
     losses_fn = [torch_loss(data, depth) for data, depth in zip(datas, depths, strict=True)]
     trackers = [SharpnessTracker(every=every, eta=run.eta, method="exact") for run in runs]

@@ -73,7 +73,14 @@ STEPS = (
         deps=DATA.pick("runs", "trajectories", "practical_runs"),
         outs=DATA.pick("claims"),
         headline=DATA.pick("headline"),
-        params=(*SCALE, "sharpening.claims", "sharpening.sweeps"),
+        params=(
+            *SCALE,
+            "sharpening.seeds",
+            "sharpening.minimalist",
+            "sharpening.sweeps",
+            "sharpening.practical",
+            "sharpening.claims",
+        ),
         description="check the card's claims: PS + EoS, dataset difficulty, depth, stochasticity, practical nets",
     ),
 )

@@ -22,7 +22,8 @@ def with_kind(runs: pl.DataFrame) -> pl.DataFrame:
 
 
 def sweep_table(runs: pl.DataFrame) -> pl.DataFrame:
-    """Per setting, means over seeds: Q, final S, bounds, Ŝ_D, 2/η, and how many runs converged."""
+    """Per setting, means over seeds: Q, init scale α and the D = 2 small-init rise R₀, initial and final S,
+    bounds, Ŝ_D, 2/η, and how many runs converged."""
     return (
         with_kind(runs)
         .group_by(SETTING)
@@ -30,6 +31,8 @@ def sweep_table(runs: pl.DataFrame) -> pl.DataFrame:
             pl.len().alias("seeds"),
             (pl.col("status") == "converged").sum().alias("converged"),
             pl.col("difficulty").mean().alias("Q"),
+            pl.col("init_scale").mean().alias("alpha"),
+            pl.col("small_init_rise").mean().alias("small_init_rise"),
             pl.col("initial_sharpness").mean().alias("initial_S"),
             pl.col("final_sharpness").mean().alias("final_S"),
             pl.col("final_sharpness").std().alias("final_S_std"),

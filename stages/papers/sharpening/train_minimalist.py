@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 
+import numpy as np
 import polars as pl
 
 from stages.core.context import StepContext
@@ -16,7 +17,7 @@ from stages.core.io import read_parquet, write_parquet
 from stages.core.progress import progress
 from stages.methods.sharpness.theory import bounds_from_spectrum
 from stages.papers.sharpening.data import load_subset, real_name, synthetic_name
-from stages.papers.sharpening.minimalist import RunSpec, reduce, train_runs
+from stages.papers.sharpening.minimalist import ReducedData, RunSpec, reduce, train_runs
 from stages.papers.sharpening.params import SharpeningParams, SweepParams
 from stages.papers.sharpening.threads import one_thread
 
@@ -38,17 +39,31 @@ def step_sizes(sweep: SweepParams, predicted: float) -> list[tuple[str, float, f
     return [("eta", eta, eta) for eta in sweep.eta]
 
 
-def prepared_runs(subsets: pl.DataFrame, groups: list[tuple[dict, SweepParams]]) -> list[dict]:
-    """One entry per run: its group, data (SVD coordinates), closed form, batch size and spec."""
+def initial_scale(kappa: float, difficulty: float, depth: int) -> float:
+    """α = κ·Q^{1/(2D)}: the balanced init as a share κ of the balanced minimum's scale c (c^{2D} = Q)."""
+    return kappa * difficulty ** (1 / (2 * depth))
+
+
+def small_init_rise(data: ReducedData) -> float:
+    """R₀ = σ₁²√Q/‖Xᵀy‖: the D = 2 rise S(balanced minimum)/S(init) as the init scale goes to 0 (at a tiny
+    init the Hessian's top eigenvalue is ‖Xᵀy‖/N from the u–v block, at the minimum about σ₁²√Q/N)."""
+    return float(
+        data.sigma[0] ** 2 * np.sqrt(data.spectrum().difficulty) / np.linalg.norm(data.sigma * data.d)
+    )
+
+
+def prepared_runs(subsets: pl.DataFrame, groups: list[tuple[dict, SweepParams]], kappa: float) -> list[dict]:
+    """One entry per run: its group, data (SVD coordinates), closed form, init scale α, batch size and spec."""
     out = []
     for group, sweep in groups:
         x, y = load_subset(subsets, group["subset"])
         data = reduce(x, y)
         bounds = bounds_from_spectrum(data.spectrum(), group["depth"])
+        alpha = initial_scale(kappa, bounds.difficulty, group["depth"])
         batch = group["batch_size"] or data.n
         for rule, value, eta in step_sizes(sweep, bounds.predicted):
             spec = RunSpec(group["seed"], eta, batch, {"rule": rule, "rule_value": value})
-            out.append({"group": group, "data": data, "bounds": bounds, "spec": spec})
+            out.append({"group": group, "data": data, "bounds": bounds, "alpha": alpha, "spec": spec})
     return out
 
 
@@ -70,6 +85,8 @@ def result_row(entry: dict, result) -> dict:
         "predicted": bounds.predicted,
         "lower": bounds.lower,
         "upper": bounds.upper,
+        "init_scale": entry["alpha"],
+        "small_init_rise": small_init_rise(data),
         "status": result.status,
         "steps": result.steps,
         "final_loss": result.final_loss,
@@ -85,7 +102,7 @@ def train_bucket(entries: list[dict], params: SharpeningParams) -> tuple[list[di
         [entry["data"] for entry in entries],
         [entry["group"]["depth"] for entry in entries],
         [entry["spec"] for entry in entries],
-        settings_.init_scale,
+        [entry["alpha"] for entry in entries],
         settings_.loss_target,
         settings_.max_steps,
         settings_.every,
@@ -126,7 +143,9 @@ def run(ctx: StepContext) -> None:
     ]
     rows, records = [], []
     with one_thread():
-        for bucket in progress(buckets(prepared_runs(subsets, groups)), desc="minimalist buckets"):
+        for bucket in progress(
+            buckets(prepared_runs(subsets, groups, params.minimalist.init_scale)), desc="minimalist buckets"
+        ):
             bucket_rows, bucket_records = train_bucket(bucket, params)
             rows += bucket_rows
             records += bucket_records

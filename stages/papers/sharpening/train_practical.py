@@ -1,7 +1,9 @@
 """Step `sharpening-train_practical`: deep linear and tanh MLPs on the same subsets, sharpness by Lanczos.
 
-GD over architecture × N × depth × seed at η = 2·ratio/Ŝ_D (Ŝ_D of each run's data at the network's depth),
-plus SGD at `sgd_batch_size` on the middle N and depth with the same η, to set against the matching GD run.
+GD over architecture × N × depth × seed at one step size for the whole figure, η = 2·ratio/max Ŝ_D (the
+largest Ŝ_D of the grid over N, depth and seed), plus SGD at `sgd_batch_size` on the middle N and depth with the
+same η, to set against the matching GD run. One η (not one per cell) keeps a run that ends at the edge of
+stability from tracking Ŝ_D by construction: there its S would be 2/η, the same in every cell.
 """
 
 from __future__ import annotations
@@ -49,12 +51,20 @@ def practical_settings(practical: PracticalParams) -> list[dict]:
     return grid + sgd
 
 
+def figure_eta(subsets: pl.DataFrame, practical: PracticalParams) -> float:
+    """The figure's one step size: η = 2·ratio/max Ŝ_D over the grid's N, depths and seeds."""
+    largest = max(
+        sharpness_bounds(*load_subset(subsets, real_name(n, seed)), depth).predicted
+        for n, depth, seed in itertools.product(practical.n, practical.depth, practical.seeds)
+    )
+    return 2 * practical.ratio / largest
+
+
 def run_one(
-    x: np.ndarray, y: np.ndarray, setting: dict, practical: PracticalParams
+    x: np.ndarray, y: np.ndarray, setting: dict, practical: PracticalParams, eta: float
 ) -> tuple[dict, list[dict]]:
-    """Train one network on (X, y); its row and trajectory."""
+    """Train one network on (X, y) at the figure's step size `eta`; its row and trajectory."""
     bounds = sharpness_bounds(x, y, setting["depth"])
-    eta = 2 * practical.ratio / bounds.predicted
     batch = practical.sgd_batch_size if setting["sgd"] else setting["n"]
     result = train_practical(
         row_space_inputs(x),
@@ -106,8 +116,9 @@ def run_one(
 
 def run_all(subsets: pl.DataFrame, practical: PracticalParams, workers: int) -> list[tuple[dict, list[dict]]]:
     """Every setting, each on one torch thread, in `workers` spawned processes (results do not depend on it)."""
+    eta = figure_eta(subsets, practical)
     tasks = [
-        (*load_subset(subsets, real_name(setting["n"], setting["seed"])), setting, practical)
+        (*load_subset(subsets, real_name(setting["n"], setting["seed"])), setting, practical, eta)
         for setting in practical_settings(practical)
     ]
     if workers <= 1:
