@@ -14,7 +14,12 @@ from stages.core.errors import ParamsError
 from stages.core.io import file_md5
 from stages.core.params import apply_overrides, read_params_file, validate_section, write_params_file
 from stages.datasets.splits import proportional_counts, split_pool_and_test
+from stages.methods.selection.coreset import SelectionPool
+from stages.methods.selection.el2n import early_epoch
+from stages.methods.selection.mrmc import MRMCOptions
+from stages.methods.selection.registry import make_selector
 from stages.models.config import TrainConfig
+from stages.models.trace import TrainingTrace
 from stages.models.training import build_model, fit_scaler, sample_statistics, train_classifier
 from stages.papers.mrmc.claims import (
     accuracy_claim,
@@ -22,6 +27,7 @@ from stages.papers.mrmc.claims import (
     class_count_ratios,
     quota_claim,
 )
+from stages.papers.mrmc.classes import class_counts, phi_share_counts, reference_counts, unofficial_rule
 from stages.papers.mrmc.params import MRMCParams
 from stages.papers.mrmc.pipeline import PAPER
 from stages.papers.mrmc.timing import cost_claim
@@ -42,6 +48,9 @@ DATA_OUTPUTS = [
     "data/mrmc/validation.json",
     "data/mrmc/trace.parquet",
     "data/mrmc/selections.parquet",
+    "data/mrmc/class_counts.parquet",
+    "data/mrmc/plots/class_phi.csv",
+    "data/mrmc/figures/class_counts.png",
     "data/mrmc/results.parquet",
     "data/mrmc/metrics.json",
     "data/mrmc/plots/accuracy_vs_budget.csv",
@@ -136,14 +145,22 @@ def test_every_claim_states_its_design(repo_root):
     assert claim.detectable["mrmc − random accuracy at 30%"] == pytest.approx(claim.evidence[0].detectable)
 
 
-def _cost(score: dict[str, list[float]], trace=0.2, full=0.5, core=0.15, seeds=3, epochs=15) -> dict:
+def _cost(
+    score: dict[str, list[float]], trace=0.3, trace_train=0.25, full=0.5, core=0.15, seeds=3, trace_epochs=20
+) -> dict:
     """A `timings/cost.json`: per seed, the repeats of each timed call (a seed adds 1 % to every call)."""
-    calls = {"trace_epoch": [trace] * 3, "full_epoch": [full] * 3, "core_epoch": [core] * 3}
+    calls = {
+        "trace_epoch": [trace] * 3,
+        "trace_train_epoch": [trace_train] * 3,
+        "full_epoch": [full] * 3,
+        "core_epoch": [core] * 3,
+    }
     calls |= {f"score:{method}": values for method, values in score.items()}
     return {
         "repeats": 3,
-        "trace_epochs": 20,
-        "train_epochs": epochs,
+        "trace_epochs": trace_epochs,
+        "train_epochs": 10,
+        "paper_trace_epochs": 20,
         "paper_train_epochs": 200,
         "cost_budget": 0.3,
         "seconds": {
@@ -153,48 +170,48 @@ def _cost(score: dict[str, list[float]], trace=0.2, full=0.5, core=0.15, seeds=3
     }
 
 
+FAST = [0.005, 0.004, 0.006]
+
+
 def test_cost_claim_uses_medians_of_repeats_so_one_slow_call_cannot_flip_it(repo_root):
     params = _params(repo_root)
-    fast = [0.005, 0.004, 0.006]
     slow_once = [0.005, 9.0, 0.005]  # one call hit a busy machine
-    claim = cost_claim(params, _cost({"mrmc": slow_once, "el2n": fast, "forgetting": fast}, epochs=40))
-    ratio, saving = claim.evidence
-    assert ratio.median == pytest.approx(1.0, abs=1e-3) and ratio.interval[1] < 1.5
-    # 40 × 0.5 − (20 × 0.2 + 0.005 + 40 × 0.15) ≈ 10 s saved (seed 0)
-    assert saving.per_seed["0"] == pytest.approx(20 - 4.005 - 6) and saving.interval[0] > 0
-    assert claim.verdict == "holds"
+    claim = cost_claim(params, _cost({"mrmc": slow_once, "el2n": FAST, "forgetting": FAST}))
+    equal, total = claim.evidence
+    # at equal epochs: (20 × 0.3 + 0.005) / (20 × 0.25) ≈ 1.2 < 1.5
+    assert equal.per_seed["0"] == pytest.approx(6.005 / 5.0) and equal.interval[1] < 1.5
+    # at the paper's ratio, E_p = 20 × 200 / 20 = 200: (6.005 + 200 × 0.15) / (200 × 0.5) ≈ 0.36 < 1
+    assert total.per_seed["0"] == pytest.approx(36.005 / 100) and total.interval[1] < 1
+    assert claim.verdict == "holds" and claim.measured["paper_scale_train_epochs"] == 200
     assert claim.measured["scoring_only_seconds_median"]["mrmc"] == pytest.approx(0.00505)
 
 
-def test_cost_claim_fails_when_the_trace_outweighs_the_training_it_saves(repo_root):
+def test_cost_claim_fails_when_the_evaluation_passes_outweigh_the_training_they_observe(repo_root):
     params = _params(repo_root)
-    fast = [0.005] * 3
-    claim = cost_claim(params, _cost({"mrmc": fast, "el2n": fast, "forgetting": fast}, epochs=25))
-    # 25 × 0.5 − (20 × 0.2 + 25 × 0.15) = 12.5 − 7.75 > 0 holds; with a trace epoch of 0.5 s it fails
-    assert claim.verdict == "holds"
-    heavy = cost_claim(params, _cost({"mrmc": fast, "el2n": fast, "forgetting": fast}, trace=0.5, epochs=25))
-    assert heavy.verdict == "fails" and heavy.evidence[1].interval[1] < 0
-    assert heavy.measured["saving_at_paper_200_epochs_seconds_median"] > 0
+    costly_trace = cost_claim(params, _cost({"mrmc": FAST, "el2n": FAST, "forgetting": FAST}, trace=0.5))
+    assert costly_trace.evidence[0].verdict == "fails" and costly_trace.verdict == "fails"  # 2× the training
+    assert "selection / 20 training epochs of the trace model" in costly_trace.reason
 
 
-def test_cost_claim_is_inconclusive_by_design_when_the_trace_has_as_many_epochs_as_training(repo_root):
+def test_cost_claim_fails_when_core_set_epochs_cost_as_much_as_full_ones(repo_root):
     params = _params(repo_root)
-    fast = [0.005] * 3
-    # the default params: R = 20 trace epochs against E = 10 training epochs; the saving cannot be positive
-    claim = cost_claim(params, _cost({"mrmc": fast, "el2n": fast, "forgetting": fast}, trace=0.5, epochs=10))
-    assert claim.evidence[1].verdict == "fails" and claim.verdict == "inconclusive"
-    assert claim.reason.startswith("Inconclusive by design: selection is costed as R = 20 trace epochs")
-    assert "Measured: It fails because" in claim.reason and "negative by construction" in claim.could_fail
+    claim = cost_claim(params, _cost({"mrmc": FAST, "el2n": FAST, "forgetting": FAST}, core=0.5))
+    assert claim.evidence[0].verdict == "holds" and claim.evidence[1].verdict == "fails"
+    assert claim.verdict == "fails" and claim.evidence[1].interval[0] > 1
+
+
+def test_cost_claim_projects_training_at_the_papers_epochs_per_trace_epoch(repo_root):
+    params = _params(repo_root)
+    claim = cost_claim(params, _cost({"mrmc": FAST, "el2n": FAST, "forgetting": FAST}, trace_epochs=10))
+    assert claim.measured["paper_scale_train_epochs"] == 100  # 10 trace epochs × 200 / 20
+    assert claim.evidence[1].per_seed["0"] == pytest.approx((10 * 0.3 + 0.005 + 100 * 0.15) / (100 * 0.5))
     assert claim.unit == "seed" and claim.n == 3
-    # a ratio part that fails still fails the claim: R and E cannot decide it
-    slow = cost_claim(params, _cost({"mrmc": [30.0] * 3, "el2n": fast, "forgetting": fast}, epochs=10))
-    assert slow.evidence[0].verdict == "fails" and slow.verdict == "fails"
 
 
-def test_cost_ratio_is_judged_on_the_log_scale(repo_root):
+def test_cost_ratios_are_judged_on_the_log_scale(repo_root):
     params = _params(repo_root)
-    cost = _cost({"mrmc": [0.005] * 3, "el2n": [0.005] * 3, "forgetting": [0.005] * 3}, epochs=40)
-    for seed, score in zip("012", (0.5, 2.0, 8.0), strict=True):  # selection 4.5, 6, 12 s against ≈ 4 s
+    cost = _cost({"mrmc": FAST, "el2n": FAST, "forgetting": FAST})
+    for seed, score in zip("012", (0.5, 2.0, 8.0), strict=True):  # selection 6.5, 8, 14 s against 5 s
         cost["seconds"][seed]["score:mrmc"] = [score] * 3
     ratio = cost_claim(params, cost).evidence[0]
     ratios = list(ratio.per_seed.values())
@@ -205,11 +222,48 @@ def test_cost_ratio_is_judged_on_the_log_scale(repo_root):
 
 def test_cost_claim_ratio_inside_the_noise_is_inconclusive(repo_root):
     params = _params(repo_root)
-    cost = _cost({"mrmc": [0.005] * 3, "el2n": [0.005] * 3, "forgetting": [0.005] * 3})
-    for seed, score in zip("012", (0.5, 4.0, 1.0), strict=True):  # MRMC's scoring: 0.5 s, 4 s, 1 s
+    cost = _cost({"mrmc": FAST, "el2n": FAST, "forgetting": FAST})
+    for seed, score in zip("012", (0.5, 8.0, 1.0), strict=True):  # ratios 1.3, 2.8, 1.4 around 1.5
         cost["seconds"][seed]["score:mrmc"] = [score] * 3
     claim = cost_claim(params, cost)
     assert claim.evidence[0].verdict == "inconclusive" and claim.verdict == "inconclusive"
+
+
+def test_el2n_scores_at_the_early_epoch_by_default():
+    rng = np.random.default_rng(0)
+    error_norm = rng.random((12, 20)).astype(np.float32)
+    trace = TrainingTrace(loss=error_norm, correct=error_norm > 0.5, error_norm=error_norm)
+    pool = SelectionPool(rng.random((12, 3)).astype(np.float32), np.arange(12) % 3, trace)
+    assert early_epoch(20) == 2 and early_epoch(3) == 1 and early_epoch(200) == 20
+    np.testing.assert_array_equal(make_selector("el2n").scores(pool), error_norm[:, 1])
+    np.testing.assert_array_equal(make_selector("el2n", {"epoch": 20}).scores(pool), error_norm[:, 19])
+    chosen = make_selector("el2n")(pool, 4, np.random.default_rng(0))
+    np.testing.assert_array_equal(chosen, np.sort(np.argsort(-error_norm[:, 1])[:4]))
+
+
+def test_class_counts_count_every_class_with_zeros_for_left_out_ones():
+    pool = pl.DataFrame({"sample_id": range(6), "label": [0, 0, 1, 1, 2, 2]})
+    selections = pl.DataFrame(
+        {"method": ["m"] * 3, "budget": [0.5] * 3, "seed": [0] * 3, "sample_id": [0, 1, 2]}
+    )
+    counts = class_counts(selections, pool)
+    assert counts["label"].to_list() == [0, 1, 2] and counts["count"].to_list() == [2, 1, 0]
+
+
+def test_reference_rules_pick_the_budget():
+    rng = np.random.default_rng(0)
+    labels = np.repeat(np.arange(3), 20)
+    phi = (
+        np.where(labels == 0, 1.0, 0.1) + rng.random(60) * 0.01
+    )  # class 0 carries most of the loss reduction
+    features = rng.normal(size=(60, 4))
+    picked = unofficial_rule(phi, features, 12, rho=0.3, gamma=2.0)
+    assert len(np.unique(picked)) == 12 and set(np.argsort(-phi)[:3]) <= set(picked)
+    shares = phi_share_counts(phi, labels, 12)
+    assert sum(shares.values()) == 12 and shares[0] > shares[1] + shares[2]
+    counts = reference_counts(phi, features, labels, 12, MRMCOptions())
+    assert counts["ref:c_prime"] == {0: 3, 1: 0, 2: 0}  # C′ = the top ⌊0.3 · 12⌋ by φ, all of class 0
+    assert all(sum(per_class.values()) == 12 for name, per_class in counts.items() if name != "ref:c_prime")
 
 
 def _ablation_results(quota_gain: tuple[float, float, float]) -> pl.DataFrame:

@@ -22,6 +22,9 @@ from stages.core.headline import write_headline
 from stages.core.io import read_parquet
 from stages.papers.mrmc.params import MRMCParams
 
+ACCURACY_GAP_BOUNDS = (-1.0, 1.0)
+"""A difference of two accuracies cannot leave [−1, 1]; its t interval is clipped to it."""
+
 
 def accuracy_per_seed(results: pl.DataFrame, method: str, budget: float) -> dict[str, float]:
     """Test accuracy per seed of one (method, budget)."""
@@ -53,6 +56,7 @@ def _wins(
                 0.0,
                 "above",
                 confidence,
+                bounds=ACCURACY_GAP_BOUNDS,
             )
             evidence.append(item)
             gaps.setdefault(other, {})[f"{budget:.2f}"] = round(item.mean, 4)
@@ -86,7 +90,8 @@ def accuracy_claim(results: pl.DataFrame, params: MRMCParams) -> Claim:
         could_hold="MRMC-R's core-sets train a fresh CNN (same initialisation per seed) to a higher test accuracy "
         "than random's at every paper budget, by more than the seed noise of the paired gaps.",
         could_fail="Random's core-sets reach a higher accuracy at some paper budget beyond the seed noise, as "
-        "difficulty-first picks can with core-set models trained 10 epochs instead of the paper's 200.",
+        f"difficulty-first picks can with core-set models trained {params.train.epochs} epochs instead of the "
+        "paper's 200.",
         unit="seed",
     )
 
@@ -204,7 +209,13 @@ def quota_claim(
             unit="seeds",
         ),
         compare_paired(
-            f"class-quota − pure MRMC accuracy at {_pct(budget)}", quota, pure, 0.0, "above", confidence
+            f"class-quota − pure MRMC accuracy at {_pct(budget)}",
+            quota,
+            pure,
+            0.0,
+            "above",
+            confidence,
+            bounds=ACCURACY_GAP_BOUNDS,
         ),
     ]
     return verdict_claim(

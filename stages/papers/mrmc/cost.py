@@ -6,12 +6,13 @@ shared machine hits every contender alike:
 
 - `trace_epoch`: one trace epoch on the whole pool (a training epoch plus the evaluation pass that logs
   every sample's loss);
+- `trace_train_epoch`: the same training epoch without the evaluation pass (the training the trace observes);
 - `full_epoch`: one training epoch of the core-set model recipe on the whole pool;
 - `core_epoch`: one such epoch on MRMC's core-set at the cost budget;
 - `score:<method>`: the selection call of MRMC and of each score-based baseline at the cost budget, on the
   traced pool (the same call `mrmc-select` makes).
 
-The claims stage combines per-seed medians: selection = R × trace epoch + scoring; training = epochs × epoch.
+The timing step combines per-seed medians: selection = R × trace epoch + scoring; training = epochs × epoch.
 Only wall-clock seconds come out, so the output is a timings file.
 """
 
@@ -69,6 +70,7 @@ def run(ctx: StepContext) -> None:
         run_seed = derive_seed(ctx.common.seed, "mrmc", "cost", seed)
         calls = {
             "trace_epoch": epoch_call(trace_inputs, labels, params.trace, run_seed, trace=True),
+            "trace_train_epoch": epoch_call(trace_inputs, labels, params.trace, run_seed, trace=False),
             "full_epoch": epoch_call(train_inputs, labels, params.train, run_seed, trace=False),
             "core_epoch": epoch_call(train_inputs[core], labels[core], params.train, run_seed, trace=False),
         }
@@ -83,6 +85,7 @@ def run(ctx: StepContext) -> None:
             "repeats": params.cost.repeats,
             "trace_epochs": params.trace.epochs,
             "train_epochs": params.train.epochs,
+            "paper_trace_epochs": params.cost.paper_trace_epochs,
             "paper_train_epochs": params.cost.paper_train_epochs,
             "cost_budget": claims.cost_budget,
             "seconds": per_seed,

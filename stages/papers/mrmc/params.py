@@ -30,15 +30,22 @@ class MethodParams(StrictModel):
 
     selector: str
     options: dict[str, Any] = Field(default_factory=dict)
+    budgets: list[float] | None = Field(
+        None, description="the budgets this method runs at (a subset of mrmc.budgets); null: all of them"
+    )
 
 
 class CostParams(StrictModel):
     """The `mrmc-cost` benchmark: interleaved repeats of one epoch of each kind and of each scoring call."""
 
     repeats: int = Field(5, ge=1, description="timed repeats per call (after one warm-up), interleaved")
-    paper_train_epochs: int = Field(
-        200, ge=1, description="core-set epochs of the paper (DeepCore), reported"
-    )
+    paper_trace_epochs: int = Field(20, ge=1, description="the paper's trace length R")
+    paper_train_epochs: int = Field(200, ge=1, description="the paper's core-set training epochs (DeepCore)")
+
+    @property
+    def epoch_ratio(self) -> float:
+        """Training epochs per trace epoch in the paper (200 / 20 = 10)."""
+        return self.paper_train_epochs / self.paper_trace_epochs
 
 
 class ClaimsParams(StrictModel):
@@ -53,7 +60,12 @@ class ClaimsParams(StrictModel):
     paper_budgets: list[float] = Field(
         default_factory=lambda: [0.3, 0.5, 0.7], min_length=1, description="the paper's budgets"
     )
-    selection_time_ratio: float = Field(1.5, gt=0)
+    selection_overhead_ratio: float = Field(
+        1.5, gt=0, description="MRMC's selection / training the same model for the same R epochs, below it"
+    )
+    total_cost_ratio: float = Field(
+        1.0, gt=0, description="(selection + core-set training) / full training at the paper's epoch ratio"
+    )
     cost_budget: float = Field(0.3, gt=0, le=1)
     uneven_ratio: float = Field(1.5, gt=1, description="max/min class count above which a core-set is uneven")
     confidence: float = Field(0.95, gt=0, lt=1, description="level of the t intervals over seeds")
@@ -86,6 +98,11 @@ class MRMCParams(PoolParams):
             raise ValueError("budgets must be distinct")
         return sorted(budgets)
 
+    def budgets_of(self, label: str) -> list[float]:
+        """The budgets a method runs at: its own subset, or every one of `budgets`."""
+        own = self.methods[label].budgets
+        return self.budgets if own is None else sorted(own)
+
     def options_of(self, label: str) -> dict[str, Any]:
         """A method's selector options with the section's `balance` filled in unless the method sets it."""
         return {"balance": self.balance, **self.methods[label].options}
@@ -112,9 +129,25 @@ class MRMCParams(PoolParams):
                 f"mrmc.methods: {', '.join(own_balance)} set their own balance; the compared methods take "
                 "mrmc.balance, so every one gets the same setting"
             )
+        self._check_method_budgets()
         if claims.cost_budget not in self.budgets:
             raise ValueError(f"claims.cost_budget {claims.cost_budget} is not one of mrmc.budgets")
         return self._scaled()._check_trace_length()
+
+    def _check_method_budgets(self) -> None:
+        """A method's own budgets lie in `budgets`; compared methods run at all; the ablations where claimed."""
+        for label, method in self.methods.items():
+            outside = sorted(set(method.budgets or []) - set(self.budgets))
+            if outside:
+                raise ValueError(f"mrmc.methods.{label}.budgets: {outside} are not in mrmc.budgets")
+            if label in self.compared and method.budgets is not None:
+                raise ValueError(f"mrmc.methods.{label}.budgets: a compared method runs at every budget")
+        claims = self.claims
+        needed = {claims.quota_method: [min(self.budgets)], claims.pure_method: self.budgets}
+        for label, budgets in needed.items():
+            missing = sorted(set(budgets) - set(self.budgets_of(label)))
+            if missing:
+                raise ValueError(f"mrmc.methods.{label}.budgets leaves out {missing}, which the claims need")
 
     @property
     def judged_budgets(self) -> list[float]:

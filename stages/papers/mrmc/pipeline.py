@@ -13,6 +13,9 @@ DATA = Catalog(
     validation="validation.json",
     trace="trace.parquet",
     selections="selections.parquet",
+    class_counts="class_counts.parquet",
+    class_phi="plots/class_phi.csv",
+    class_figure="figures/class_counts.png",
     models="models",
     results="results.parquet",
     metrics="metrics.json",
@@ -45,7 +48,11 @@ STEPS = (
     Step(
         name="select",
         deps=DATA.pick("pool", "trace"),
-        outs=DATA.pick("selections", timings="select_timings"),
+        outs=DATA.pick("selections", "class_counts", timings="select_timings"),
+        plots={
+            "class_phi": Plot(DATA["class_phi"], x="label", y="mean_phi", title="MRMC: mean φ per class"),
+            "figure": Plot(DATA["class_figure"]),
+        },
         params=(
             "common.seed",
             "mrmc.scale",
@@ -54,8 +61,9 @@ STEPS = (
             "mrmc.balance",
             "mrmc.methods",
             "mrmc.feature_space",
+            "mrmc.claims",
         ),
-        description="every method × budget × seed selects its core-set",
+        description="every method × budget × seed selects its core-set; picks per class and their figure",
     ),
     Step(
         name="train",

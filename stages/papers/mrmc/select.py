@@ -3,6 +3,10 @@
 Each method gets its selector options with the section's `balance` filled in (`MRMCParams.options_of`), so
 every compared method runs with the same class-balance setting. Single wall-clock timings go to
 `timings/select.json` for information; the cost claim reads the interleaved repeats of `mrmc-cost`.
+
+Beside the core-sets it writes their picks per class (`class_counts.parquet`, with the reference rules of
+`stages.papers.mrmc.classes` at each budget), each class's mean φ per seed (`plots/class_phi.csv`) and the
+figure `figures/class_counts.png`.
 """
 
 from __future__ import annotations
@@ -15,15 +19,26 @@ import polars as pl
 
 from stages.core.context import StepContext
 from stages.core.io import read_parquet, write_json, write_parquet
+from stages.core.metrics import write_plot_data
 from stages.core.progress import progress
 from stages.core.seeding import derive_seed
 from stages.core.validate import ensure_valid
 from stages.datasets.classification import ClassificationArrays, to_arrays
 from stages.methods.selection.coreset import SelectionPool, budget_count
+from stages.methods.selection.mrmc import MRMCOptions, loss_reduction
 from stages.methods.selection.registry import make_selector
 from stages.methods.selection.tables import SELECTION_SCHEMA, selection_rows
 from stages.methods.selection.tracing import trace_from_table
 from stages.models.training import Standardizer
+from stages.papers.mrmc.classes import (
+    PHI_SHARE,
+    UNOFFICIAL,
+    class_counts,
+    phi_by_class,
+    plot_class_counts,
+    reference_counts,
+    reference_rows,
+)
 
 FULL = "full"
 
@@ -58,7 +73,11 @@ def run_selections(
 ) -> tuple[pl.DataFrame, list[dict]]:
     """All core-sets (plus the full pool as reference) and the seconds each selection took."""
     frames, timings = [], []
-    runs = list(itertools.product(params.seeds, params.methods, params.budgets))
+    runs = [
+        (seed, label, budget)
+        for seed, label in itertools.product(params.seeds, params.methods)
+        for budget in params.budgets_of(label)
+    ]
     views: dict[int, SelectionPool] = {}
     for seed, label, budget in progress(runs, desc="select", total=len(runs)):
         if seed not in views:
@@ -72,12 +91,39 @@ def run_selections(
     return pl.concat(frames), timings
 
 
+def class_tables(
+    pool: ClassificationArrays, pool_frame: pl.DataFrame, trace_table: pl.DataFrame, selections, params
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Picks per class of every core-set plus the reference rules', and each class's mean φ per seed."""
+    options = MRMCOptions(**params.methods[params.claims.mrmc_method].options)
+    references, phis = [], []
+    for seed in params.seeds:
+        view = selection_pool(pool, trace_table, seed, params.feature_space)
+        phi = loss_reduction(view.trace.loss, options.fit)
+        phis.append(phi_by_class(phi, view.labels, seed))
+        for budget in params.budgets:
+            counts = reference_counts(
+                phi, view.features, view.labels, budget_count(budget, len(view)), options
+            )
+            references.append(reference_rows(seed, budget, counts))
+    trained = class_counts(selections.filter(pl.col("method") != FULL), pool_frame)
+    return pl.concat([trained, *references]).sort(["method", "budget", "seed", "label"]), pl.concat(phis)
+
+
 def run(ctx: StepContext) -> None:
-    """Select, validate and write `selections.parquet` and the selection timings."""
-    pool = to_arrays(read_parquet(ctx.input("pool")))
+    """Select, validate and write `selections.parquet`, the class counts, their figure and the timings."""
+    params = ctx.params
+    pool_frame = read_parquet(ctx.input("pool"))
+    pool = to_arrays(pool_frame)
     trace_table = read_parquet(ctx.input("trace"))
-    selections, timings = run_selections(pool, trace_table, ctx.params, ctx.common.seed)
+    selections, timings = run_selections(pool, trace_table, params, ctx.common.seed)
     ensure_valid(selections, SELECTION_SCHEMA, "mrmc selections")
     ctx.log(f"{len(timings)} core-sets selected")
+    counts, phi = class_tables(pool, pool_frame, trace_table, selections, params)
     write_parquet(selections, ctx.output("selections"))
+    write_parquet(counts, ctx.output("class_counts"))
+    write_plot_data(phi, ctx.output("class_phi"))
+    names = params.claims
+    shown = [names.random_method, names.mrmc_method, names.pure_method, UNOFFICIAL, PHI_SHARE]
+    plot_class_counts(counts, phi, shown, ctx.output("figure"))
     write_json({"selection_seconds": timings}, ctx.output("timings"))
