@@ -18,7 +18,6 @@ STEPS = ("prepare", "consistency", "train", "evaluate", "timing", "claims")
 TINY = (
     "dynamic_selection.dataset=table",
     "dynamic_selection.pool_size=null",
-    "dynamic_selection.held_out_size=30",
     "dynamic_selection.test_size=null",
     "dynamic_selection.seeds=[0, 1, 2]",
     "dynamic_selection.ratios=[0.5]",
@@ -30,6 +29,7 @@ TINY = (
     "dynamic_selection.train.learning_rate=0.01",
     "dynamic_selection.train.batch_size=16",
     "dynamic_selection.train.hidden=[16]",
+    "dynamic_selection.train.architecture=mlp",
     "common.datasets.table.path=mine.parquet",
     "common.datasets.table.label_column=y",
 )
@@ -70,9 +70,17 @@ def test_users_wide_table_runs_end_to_end_and_deterministically(workspace):
     run_pipeline(workspace)
     root = workspace / "data" / "dynamic_selection"
     claims = read_claims(root / "claims.json")
-    assert [claim.id for claim in claims] == ["lossless_at_half", "beats_dynamic_baselines", "noise_robust"]
+    assert [claim.id for claim in claims] == [
+        "lossless_at_half",
+        "beats_dynamic_baselines",
+        "augmentation_synergy",
+        "noise_robust",
+    ]
     runs = pl.read_parquet(root / "runs.parquet")
-    assert runs.height == 3 * 2 * (1 + 7)  # seeds × noise rates × (full + seven methods at one ratio)
+    # seeds × (noise 0: full + six methods at one ratio; noise 0.2: full + the three the noise claim reads)
+    assert runs.height == 3 * ((1 + 6) + (1 + 3))
+    noisy_methods = set(runs.filter(pl.col("noise_rate") == 0.2)["method"])
+    assert noisy_methods == {"full", "random", "random_aug", "density_consistency"}
     assert set(runs.filter(pl.col("method") == "full")["ratio"]) == {1.0}
     n_train = pl.read_parquet(root / "labels.parquet").filter(pl.col("noise_rate") == 0.0).height
     epochs = pl.read_parquet(root / "epochs.parquet")
@@ -98,10 +106,12 @@ def test_users_wide_table_runs_end_to_end_and_deterministically(workspace):
         (("dynamic_selection.methods.random.method=infobatch",), "dynamic_selection-prepare",
          "methods.random: unknown dynamic selection method 'infobatch'"),
         (("dynamic_selection.noise_rates=[0.2]",), "dynamic_selection-prepare", "must hold 0.0 and claims.noise_rate"),
+        (("dynamic_selection.methods.random_aug.noise_rates=[0.0]",), "dynamic_selection-prepare",
+         "claims read ['random_aug'] at noise rate 0.2; add it to their noise_rates"),
         (("dynamic_selection.class_descriptions=null",), "dynamic_selection-consistency",
          "dynamic_selection.class_descriptions: no built-in class descriptions for dataset 'table'"),
     ],
-    ids=["ratio-above-one", "ratio-zero", "unknown-method", "no-clean-run", "no-class-texts"],
+    ids=["ratio-above-one", "ratio-zero", "unknown-method", "no-clean-run", "noisy-peer-not-run", "no-class-texts"],
 )  # fmt: skip
 def test_bad_params_fail_clearly_without_outputs(workspace, overrides, stage, message):
     run_pipeline(workspace, ["data-table"])

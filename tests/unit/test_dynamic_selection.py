@@ -180,6 +180,29 @@ def test_augment_share_augments_about_that_share_of_kept_samples():
     )
 
 
+def test_test_accuracy_after_every_epoch_or_only_the_last():
+    rng = np.random.default_rng(0)
+    features = torch.from_numpy(rng.random((32, 16)).astype(np.float32))
+    labels = torch.from_numpy(np.arange(32) % 4)
+    config = TrainConfig(epochs=3, batch_size=8, hidden=[8])
+    calls = []
+
+    def evaluate(model) -> float:
+        calls.append(model)
+        return 0.5
+
+    def records(every: bool) -> list:
+        sampler = DynamicSampler(make_selection_method("random"), SampleStats(labels.numpy()), 0.5, 0)
+        return train_with_sampler(
+            build_model(16, 4, config, 0), features, labels, sampler, config,
+            Standardize(torch.zeros(16), torch.ones(16)), None, 0, evaluate, augment="none",
+            evaluate_every_epoch=every,
+        )  # fmt: skip
+
+    assert [record.test_accuracy for record in records(True)] == [0.5, 0.5, 0.5] and len(calls) == 3
+    assert [record.test_accuracy for record in records(False)] == [None, None, 0.5] and len(calls) == 4
+
+
 def test_plan_augmentation_needs_a_routing_method():
     with pytest.raises(PipelineError, match="plan needs a method that routes samples"):
         tiny_training("random", "plan")

@@ -154,7 +154,11 @@ def run_selection_benchmarks(root: str | Path = ".", repeats: int = 3) -> dict:
     data, consistency, timings = load_inputs(root)
     context = RunContext(params, data, 0.0, params.seeds[0], semantic_scores(consistency, 0.0), 0)
     reference = params.claims.full
-    runs = [(label, 1.0 if label == reference else params.claims.ratio) for label in params.methods]
+    runs = [
+        (label, 1.0 if label == reference else params.claims.ratio)
+        for label in params.methods
+        if params.runs_at(label, 0.0)
+    ]
     pin_threads(threads)
     timed = time_runs(context, runs, repeats, timings)
     method = timed[f"{params.claims.method}@{params.claims.ratio:g}"]

@@ -42,8 +42,12 @@ class SelectionData:
         """Pool features as a tensor in raw units (augmentation works there)."""
         return torch.from_numpy(self.pool.features)
 
-    def standardize(self) -> Standardize:
-        """Per-feature standardisation fitted on the pool."""
+    def standardize(self, architecture: str = "mlp") -> Standardize:
+        """The input scaling fitted on the pool: per feature for the MLP (and the consistency projection); one
+        mean and std over all pixels for the CNN, so images keep their spatial contrast."""
+        if architecture == "cnn":
+            features = torch.from_numpy(self.pool.features)
+            return Standardize(features.mean(), features.std().clamp(min=1e-6))
         fitted = Standardizer.fit(self.pool.features)
         return Standardize(torch.from_numpy(fitted.mean), torch.from_numpy(fitted.std))
 

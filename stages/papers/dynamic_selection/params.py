@@ -28,10 +28,24 @@ class MethodParams(StrictModel):
     augment_share: float = Field(
         1.0, gt=0, le=1, description="augment: all — each kept sample is augmented with this probability"
     )
-    consistency: Literal["held_out", "label_filter"] = Field(
-        "held_out",
-        description="semantic scores: projection fitted on the held-out split (CLIP stand-in) or cross-fitted "
-        "on the pool's noisy labels (the label-filter ablation); read only by methods that use them",
+    noise_rates: list[float] | None = Field(
+        None, description="the noise rates this method runs at (None: every configured rate)"
+    )
+
+
+class SynergyParams(StrictModel):
+    """The four runs the synergy claim compares (all at the claims ratio, no noise)."""
+
+    no_augmentation: str = Field(
+        "density_consistency_noaug", description="the method's selection without its routed augmentation"
+    )
+    random: str = Field("random", description="uniform random selection, no augmentation")
+    random_share: str = Field(
+        "random_aug_share", description="uniform random selection + the augmentation on ~ the method's share"
+    )
+    random_all: str = Field(
+        "random_aug",
+        description="uniform random selection + the augmentation on every kept sample (the gate)",
     )
 
 
@@ -41,12 +55,17 @@ class ClaimsParams(StrictModel):
     method: str = "density_consistency"
     full: str = "full"
     baselines: list[str] = Field(
-        default_factory=lambda: ["random_aug", "random_aug_share", "loss_pruning_aug"],
+        default_factory=lambda: ["random", "random_aug", "random_aug_share", "loss_pruning_aug"],
         min_length=1,
-        description="compared at the same ratio; `random_aug` (random + the same augmentation) is the synergy test",
+        description="compared with the method at the claims ratio without noise",
     )
+    noise_baselines: list[str] = Field(
+        default_factory=lambda: ["random", "random_aug"],
+        description="compared with the method at the claims ratio and noise rate, besides full data",
+    )
+    synergy: SynergyParams = SynergyParams()
     ablations: list[str] = Field(
-        default_factory=lambda: ["density_consistency_label_filter", "density_consistency_noaug", "random"],
+        default_factory=lambda: ["density_consistency_noaug"],
         description="reported beside the claims, never judged",
     )
     ratio: float = Field(0.5, description="the kept ratio the claims are checked at")
@@ -59,6 +78,16 @@ class ClaimsParams(StrictModel):
     )
     confidence: float = Field(0.95, gt=0, lt=1, description="level of the t intervals over seeds")
 
+    def clean_methods(self) -> list[str]:
+        """The methods the claims read at noise 0."""
+        synergy = self.synergy
+        named = [synergy.no_augmentation, synergy.random, synergy.random_share, synergy.random_all]
+        return list(dict.fromkeys([self.method, self.full, *self.baselines, *named, *self.ablations]))
+
+    def noisy_methods(self) -> list[str]:
+        """The methods the claims read at the noisy rate."""
+        return list(dict.fromkeys([self.method, self.full, *self.noise_baselines]))
+
 
 class DynamicSelectionParams(PoolParams):
     """Everything the dynamic-selection pipeline reads."""
@@ -66,19 +95,13 @@ class DynamicSelectionParams(PoolParams):
     pool_size: int | None = Field(
         30000, ge=10, description="training pool drawn (stratified) from the train split"
     )
-    held_out_size: int = Field(
-        5000,
-        ge=2,
-        description="clean-labelled train rows outside the pool that the image→text projection is fitted on "
-        "(the CLIP stand-in's 'pretraining data'; never the test split, never noised)",
-    )
     noise_rates: list[float] = Field(default_factory=lambda: [0.0, 0.2], min_length=1)
-    ratios: list[float] = Field(default_factory=lambda: [0.5, 0.3], min_length=1)
+    ratios: list[float] = Field(default_factory=lambda: [0.5], min_length=1)
     methods: dict[str, MethodParams]
     augmentation: AugmentationParams = AugmentationParams()
     class_descriptions: list[str] | None = Field(None, description="one text per class (None: built-in ones)")
     projection: ProjectionConfig = ProjectionConfig()
-    train: TrainConfig = TrainConfig(epochs=12)
+    train: TrainConfig = TrainConfig(epochs=8, architecture="cnn", channels=(8, 16), hidden=(64,))
     claims: ClaimsParams = ClaimsParams()
 
     @field_validator("noise_rates")
@@ -103,28 +126,53 @@ class DynamicSelectionParams(PoolParams):
     @model_validator(mode="after")
     def _methods_and_claims(self) -> DynamicSelectionParams:
         check_choices(self.methods, SELECTION_METHODS, "method", "dynamic_selection.methods")
+        if self.claims.noise_rate not in self.noise_rates or 0.0 not in self.noise_rates:
+            raise ValueError(f"noise_rates {self.noise_rates} must hold 0.0 and claims.noise_rate")
+        self._check_methods()
+        self._check_claims()
+        return self
+
+    def _check_methods(self) -> None:
+        """Routed augmentation needs a routing method; a method's noise rates must be configured ones."""
         for label, entry in self.methods.items():
             if entry.augment == "plan" and not SELECTION_METHODS.get(entry.method).routes_augmentation:
                 raise ValueError(
                     f"methods.{label}.augment: plan needs a method that routes samples to augmentation "
                     f"({entry.method} does not); use all"
                 )
-        named = [self.claims.method, self.claims.full, *self.claims.baselines, *self.claims.ablations]
-        missing = [label for label in named if label not in self.methods]
+            unknown = sorted(set(entry.noise_rates or []) - set(self.noise_rates))
+            if unknown:
+                raise ValueError(
+                    f"methods.{label}.noise_rates {unknown} are not in noise_rates {self.noise_rates}"
+                )
+
+    def _check_claims(self) -> None:
+        """Every method the claims read exists and runs at the noise rate it is read at."""
+        claims = self.claims
+        named = [*claims.clean_methods(), *claims.noisy_methods()]
+        missing = sorted({label for label in named if label not in self.methods})
         if missing:
             raise ValueError(f"claims name methods that are not in dynamic_selection.methods: {missing}")
-        if SELECTION_METHODS.get(self.methods[self.claims.full].method).uses_ratio:
-            raise ValueError(f"claims.full '{self.claims.full}' must be a method that trains on all data")
-        if self.claims.ratio not in self.ratios:
-            raise ValueError(f"claims.ratio {self.claims.ratio} is not one of the ratios {self.ratios}")
-        if self.claims.noise_rate not in self.noise_rates or 0.0 not in self.noise_rates:
-            raise ValueError(f"noise_rates {self.noise_rates} must hold 0.0 and claims.noise_rate")
-        return self
+        for rate, labels in ((0.0, claims.clean_methods()), (claims.noise_rate, claims.noisy_methods())):
+            absent = [label for label in labels if not self.runs_at(label, rate)]
+            if absent:
+                raise ValueError(f"claims read {absent} at noise rate {rate}; add it to their noise_rates")
+        if SELECTION_METHODS.get(self.methods[claims.full].method).uses_ratio:
+            raise ValueError(f"claims.full '{claims.full}' must be a method that trains on all data")
+        if claims.ratio not in self.ratios:
+            raise ValueError(f"claims.ratio {claims.ratio} is not one of the ratios {self.ratios}")
 
-    def runs(self) -> list[tuple[str, float]]:
-        """Every (method label, ratio) trained per noise rate and seed; full-data methods run once at 1.0."""
+    def runs_at(self, label: str, rate: float) -> bool:
+        """Whether method `label` runs at noise rate `rate`."""
+        rates = self.methods[label].noise_rates
+        return rate in self.noise_rates and (rates is None or rate in rates)
+
+    def runs(self, rate: float) -> list[tuple[str, float]]:
+        """Every (method label, ratio) trained at noise rate `rate` per seed; full-data methods run once at 1.0."""
         pairs = []
         for label, entry in self.methods.items():
+            if not self.runs_at(label, rate):
+                continue
             uses_ratio = SELECTION_METHODS.get(entry.method).uses_ratio
             pairs += [(label, ratio) for ratio in self.ratios] if uses_ratio else [(label, 1.0)]
         return pairs

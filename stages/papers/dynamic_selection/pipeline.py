@@ -8,7 +8,6 @@ from stages.papers.paper import Paper
 
 DATA = Catalog(
     "data/dynamic_selection",
-    held_out="held_out.parquet",
     pool="pool.parquet",
     test="test.parquet",
     labels="labels.parquet",
@@ -40,21 +39,19 @@ STEPS = (
     Step(
         name="prepare",
         deps=pool_step_deps("dynamic_selection"),
-        outs=DATA.pick("held_out", *POOL, "validation"),
+        outs=DATA.pick(*POOL, "validation"),
         params=(
             "common.seed",
             "dynamic_selection.dataset",
-            "dynamic_selection.held_out_size",
             "dynamic_selection.pool_size",
             "dynamic_selection.test_size",
             "dynamic_selection.noise_rates",
         ),
-        description="carve a clean held-out split, draw the pool from the rest, keep the test split untouched, "
-        "inject label noise into the pool per rate",
+        description="draw the pool, keep the test split untouched, inject label noise into the pool per rate",
     ),
     Step(
         name="consistency",
-        deps=DATA.pick("held_out", *POOL),
+        deps=DATA.pick(*POOL),
         outs=DATA.pick("consistency", "class_texts", timings="consistency_timings"),
         metrics=DATA.pick(report="consistency_report"),
         params=(
@@ -63,8 +60,8 @@ STEPS = (
             "dynamic_selection.class_descriptions",
             "dynamic_selection.projection",
         ),
-        description="semantic consistency: class texts (all-MiniLM-L6-v2) vs an image→text projection fitted on "
-        "the held-out split (CLIP stand-in) or cross-fitted on the noisy pool labels (label-filter ablation)",
+        description="semantic consistency: class texts (all-MiniLM-L6-v2) vs an image→text projection "
+        "cross-fitted on the pool's noisy labels (a CLIP stand-in; no clean labels)",
     ),
     Step(
         name="train",
@@ -124,7 +121,7 @@ STEPS = (
         outs=DATA.pick("claims"),
         headline=DATA.pick("headline"),
         params=("dynamic_selection.claims",),
-        description="check the paper's three claims",
+        description="check the paper's accuracy, synergy and noise claims",
     ),
 )
 

@@ -31,15 +31,10 @@ from stages.papers.dynamic_selection.data import NoisyLabels, SelectionData, loa
 from stages.papers.dynamic_selection.params import DynamicSelectionParams
 
 
-def semantic_scores(consistency: pl.DataFrame, rate: float) -> dict[str, SemanticScores]:
-    """The consistency step's scores for noise rate `rate` per source, in pool row order."""
-    scores = {}
-    for (source,), block in consistency.filter(pl.col("noise_rate") == rate).group_by("source"):
-        block = block.sort("row")
-        scores[source] = SemanticScores(
-            block["consistency"].to_numpy(), block["label_probability"].to_numpy()
-        )
-    return scores
+def semantic_scores(consistency: pl.DataFrame, rate: float) -> SemanticScores:
+    """The consistency step's scores for noise rate `rate`, in pool row order."""
+    block = consistency.filter(pl.col("noise_rate") == rate).sort("row")
+    return SemanticScores(block["consistency"].to_numpy(), block["label_probability"].to_numpy())
 
 
 def shuffled_plan(plan: list[tuple], seed: int) -> list[tuple]:
@@ -78,11 +73,11 @@ class RunContext:
     """What every run of one (noise rate, seed) shares: data, labels, scores, augmenter, seeds."""
 
     def __init__(self, params: DynamicSelectionParams, data: SelectionData, rate: float, seed: int,
-                 semantic: dict[str, SemanticScores], base_seed: int) -> None:  # fmt: skip
+                 semantic: SemanticScores, base_seed: int) -> None:  # fmt: skip
         self.params, self.data, self.rate, self.seed, self.semantic = params, data, rate, seed, semantic
         self.labels = data.noisy(rate)
         self.features = data.features()
-        self.standardize = data.standardize()
+        self.standardize = data.standardize(params.train.architecture)
         self.test_inputs = self.standardize(torch.from_numpy(data.test.features))
         self.augmenter = Augmenter(
             params.augmentation,
@@ -105,7 +100,7 @@ class RunContext:
         )
         sampler = DynamicSampler(
             method,
-            SampleStats(self.labels.observed, self.semantic.get(entry.consistency)),
+            SampleStats(self.labels.observed, self.semantic),
             ratio,
             derive_seed(self.run_seed, label, ratio),
             epochs=self.params.train.epochs,
@@ -114,7 +109,7 @@ class RunContext:
         records = train_with_sampler(
             model, self.features, torch.from_numpy(self.labels.observed), sampler, self.params.train,
             self.standardize, self.augmenter, derive_seed(self.run_seed, "augment"), self.test_accuracy,
-            augment=entry.augment, augment_share=entry.augment_share,
+            augment=entry.augment, augment_share=entry.augment_share, evaluate_every_epoch=False,
         )  # fmt: skip
         row = {
             "noise_rate": self.rate, "seed": self.seed, "method": label, "ratio": ratio,
@@ -158,7 +153,7 @@ def run(ctx: StepContext) -> None:
         (rate, seed, label, ratio)
         for rate in params.noise_rates
         for seed in params.seeds
-        for label, ratio in params.runs()
+        for label, ratio in params.runs(rate)
     ]
     plan = shuffled_plan(canonical, ctx.common.seed)
     runs, epochs, timings = [], [], []

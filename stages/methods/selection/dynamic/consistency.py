@@ -8,11 +8,13 @@ softmax of those cosines over all class texts.
 
 Two ways to fit the projection:
 
-- :func:`held_out_consistency` (the CLIP stand-in): fitted on a separate, clean-labelled split disjoint from
-  the training pool (CLIP's own pretraining data never held the training labels), then applied to the pool.
-- :func:`cross_fitted_consistency` (the `label_filter` ablation): fitted on the pool's own (noisy) labels and
-  cross-fitted over folds. This is a label filter — a linear classifier trained on the labels it judges — and
-  scores flipped labels as well with random class vectors as with the text embeddings (:func:`random_texts`).
+- :func:`cross_fitted_consistency` (what the dynamic-selection pipeline uses): fitted on the training set's own
+  (possibly noisy) labels and cross-fitted over folds, so each sample is scored by a projection that never saw
+  it and no clean label is needed. It is a cross-validated label filter — a linear classifier in the text
+  space — and scores flipped labels about as well with random class vectors as with the text embeddings
+  (:func:`random_texts`, the control).
+- :func:`held_out_consistency`: fitted on a separate clean-labelled split disjoint from the training set, then
+  applied to it — for users who have such a split (it is extra supervision the training set does not carry).
 """
 
 from __future__ import annotations
@@ -210,7 +212,7 @@ def held_out_consistency(
 def cross_fitted_consistency(
     images: Array, labels: Array, texts: Array, config: ProjectionConfig, seed: int
 ) -> ConsistencyResult:
-    """Score every sample with a projection fitted on the other folds (the label-filter ablation).
+    """Score every sample with a projection fitted on the other folds of the same (possibly noisy) labels.
 
     Args:
         images: n × d features per sample (tensor or array; your model's or any fixed embedding).

@@ -22,6 +22,7 @@ from stages.core.errors import PipelineError
 from stages.core.progress import progress
 from stages.methods.selection.dynamic.augment import Augmenter
 from stages.methods.selection.dynamic.sampler import DynamicSampler
+from stages.models.cnn import SmallCNN
 from stages.models.mlp import MLPClassifier
 from stages.models.training import TrainConfig
 
@@ -85,7 +86,7 @@ class Standardize:
 
 
 def train_with_sampler(
-    model: MLPClassifier,
+    model: MLPClassifier | SmallCNN,
     features: torch.Tensor,
     labels: torch.Tensor,
     sampler: DynamicSampler,
@@ -93,14 +94,16 @@ def train_with_sampler(
     standardize: Standardize,
     augmenter: Augmenter | None,
     seed: int,
-    evaluate: Callable[[MLPClassifier], float] | None = None,
+    evaluate: Callable[[MLPClassifier | SmallCNN], float] | None = None,
     desc: str | None = None,
     augment: AugmentMode = "plan",
     augment_share: float = 1.0,
+    evaluate_every_epoch: bool = True,
 ) -> list[EpochRecord]:
     """Train `model` for `config.epochs` on what `sampler` keeps each epoch; returns one record per epoch.
 
-    With `augment="all"`, each kept sample is augmented with probability `augment_share`."""
+    With `augment="all"`, each kept sample is augmented with probability `augment_share`. `evaluate` runs
+    after every epoch, or only after the last one with `evaluate_every_epoch=False` (the others record None)."""
     check_augment_mode(augment if augmenter is not None else "none", sampler)
     generator = torch.Generator().manual_seed(seed)
     optimizer = torch.optim.Adam(
@@ -141,7 +144,9 @@ def train_with_sampler(
                 scoring_seconds=sampler.scoring_seconds,
                 training_seconds=training_seconds,
                 augment_seconds=augment_seconds,
-                test_accuracy=None if evaluate is None else evaluate(model),
+                test_accuracy=None
+                if evaluate is None or not (evaluate_every_epoch or epoch == config.epochs - 1)
+                else evaluate(model),
             )
         )
     return records
