@@ -68,7 +68,17 @@ def test_pipeline_with_your_tu_dataset_runs_end_to_end_and_deterministically(wor
         "report_ranks_datasets",
     ]
     assert [claim.unit for claim in claims] == ["seed", "graph", "dataset"]
-    assert claims[1].verdict == "inconclusive" and claims[1].reason.startswith("Inconclusive by design")
+    # judged on every pairing whose features do not embed D_G: all but the MDS of hops against hops
+    assert claims[1].measured["judged_pairings"] == [
+        "spectral_features vs shortest_path",
+        "spectral_features vs rings_heat",
+        "spectral_features vs rings_diffusion",
+        "geometric_features vs rings_heat",
+        "geometric_features vs rings_diffusion",
+    ]
+    assert len(claims[1].evidence) == 3 * 5 and not claims[1].reason.startswith("Inconclusive by design")
+    complementarity = pl.read_parquet(root / "complementarity.parquet")
+    assert complementarity.height == 3 * 3 * 4  # datasets × D_G × feature modes, per-graph values kept
     runs = pl.read_parquet(root / "runs.parquet")
     assert runs.height == 3 * 8 * 3 * 2  # datasets × modes × seeds × (GNN, baseline)
     assert set(runs["dataset"]) == {"tu", "structure_control", "feature_control"}

@@ -62,9 +62,12 @@ def test_feature_perturbations_have_the_promised_shapes(graphs):
         "random_features",
         "shuffled_features",
         "geometric_features",
+        "spectral_features",
     )
     perturbed = [perturb(graphs, mode, 0, shape) for mode in modes]
-    for before, empty, complete, random, shuffled, geometric in zip(graphs, *perturbed, strict=True):
+    for before, empty, complete, random, shuffled, geometric, spectral in zip(
+        graphs, *perturbed, strict=True
+    ):
         n = before.num_nodes
         assert empty.x.shape == (n, 1) and not empty.x.any()
         assert (
@@ -72,7 +75,7 @@ def test_feature_perturbations_have_the_promised_shapes(graphs):
         )
         assert random.x.shape == before.x.shape
         assert sorted(map(tuple, shuffled.x.tolist())) == sorted(map(tuple, before.x.tolist()))
-        assert geometric.x.shape == (n, 3)
+        assert geometric.x.shape == (n, 3) and spectral.x.shape == (n, 3)
         assert empty.edge_index.equal(before.edge_index)
 
 
@@ -242,3 +245,59 @@ def test_complementarity_with_resistance_on_a_triangle():
     assert graph_complementarity(constant, triangle, GraphMetricConfig(metric="resistance")) == pytest.approx(
         1.0
     )
+
+
+def test_laplacian_eigenmaps_solve_the_generalised_problem_and_differ_from_an_mds_of_hops():
+    from scipy.linalg import eigh
+
+    from stages.methods.graphs.geometry import hop_distances, laplacian_eigenmaps, mds_coordinates
+
+    graph = nx.barabasi_albert_graph(10, 2, seed=1)
+    adjacency = nx.to_numpy_array(graph)
+    degrees = np.diag(adjacency.sum(axis=1))
+    coordinates = laplacian_eigenmaps(adjacency, 3)
+    values = eigh(degrees - adjacency, degrees, eigvals_only=True)
+    for column, value in zip(
+        coordinates.T, values[1:4], strict=True
+    ):  # L v = λ D v, D-normalised, not constant
+        assert np.allclose((degrees - adjacency) @ column, value * degrees @ column)
+        assert column @ degrees @ column == pytest.approx(1.0) and column.std() > 0
+    hops = mds_coordinates(hop_distances(10, np.array(graph.edges)), 3)
+    assert not np.allclose(np.abs(np.corrcoef(coordinates.T, hops.T)[:3, 3:]).max(axis=1), 1.0)
+    assert laplacian_eigenmaps(nx.to_numpy_array(nx.path_graph(3)), 4)[:, 2:].tolist() == [[0, 0]] * 3
+    assert not laplacian_eigenmaps(np.zeros((1, 1)), 2).any()  # an isolated node sits at the origin
+
+
+def test_modes_complementarity_shares_the_lift_and_matches_graph_by_graph(graphs):
+    from stages.methods.graphs.complementarity import modes_complementarity
+    from stages.methods.graphs.geometry import GraphMetricConfig
+
+    modes = {mode: perturb(graphs, mode, 0) for mode in ("original", "spectral_features", "random_graph")}
+    for metric in ("shortest_path", "rings_heat"):
+        config = GraphMetricConfig(metric=metric)
+        found = modes_complementarity(graphs, modes, config)
+        for mode, perturbed in modes.items():
+            expected = [
+                graph_complementarity(graph.x.numpy().astype(np.float64), undirected_edges(graph), config)
+                for graph in perturbed
+            ]
+            assert found[mode] == pytest.approx(expected, abs=1e-12), (metric, mode)
+
+
+def test_complementarity_results_keep_per_graph_values_for_every_metric(tmp_path, graphs):
+    from stages.datasets.graphs.table import from_pyg, write_graph_tables
+    from stages.methods.graphs.complementarity import complementarity_results
+    from stages.methods.graphs.config import AuditConfig
+
+    write_graph_tables(from_pyg(graphs), tmp_path / "d")
+    table = complementarity_results({"d": tmp_path / "d"}, AuditConfig(), seed=0)
+    assert table["metric"].unique(maintain_order=True).to_list() == [
+        "shortest_path",
+        "rings_heat",
+        "rings_diffusion",
+    ]
+    assert table["mode"].unique(maintain_order=True).to_list() == [
+        "original", "random_features", "geometric_features", "spectral_features"]  # fmt: skip
+    for row in table.iter_rows(named=True):
+        assert len(row["values"]) == row["graphs"] == len(graphs)
+        assert row["mean"] == pytest.approx(np.mean(row["values"]))

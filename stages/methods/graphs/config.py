@@ -36,17 +36,18 @@ class SeparabilityConfig(StrictModel):
     )
 
 
+GraphMetric = Literal["shortest_path", "resistance", "heat", "diffusion", "rings_heat", "rings_diffusion"]
+
+
 class GraphMetricConfig(StrictModel):
     """Which distance between the nodes of a graph the complementarity compares the features with."""
 
-    metric: Literal["shortest_path", "resistance", "heat", "diffusion", "rings_heat", "rings_diffusion"] = (
-        Field(
-            "shortest_path",
-            description=(
-                "heat / diffusion: the textbook heat-kernel and random-walk diffusion distances; rings_heat / "
-                "rings_diffusion: the official aidos-lab/rings definitions (normalised Laplacian spectrum)"
-            ),
-        )
+    metric: GraphMetric = Field(
+        "shortest_path",
+        description=(
+            "heat / diffusion: the textbook heat-kernel and random-walk diffusion distances; rings_heat / "
+            "rings_diffusion: the official aidos-lab/rings definitions (normalised Laplacian spectrum)"
+        ),
     )
     heat_time: float = Field(1.0, gt=0, description="t of heat (exp(−tL)) and rings_heat (exp(−tλ))")
     diffusion_steps: int = Field(
@@ -61,7 +62,8 @@ class GraphMetricConfig(StrictModel):
     )
 
 
-COMPLEMENTARITY_MODES = ("original", "random_features", "geometric_features")
+COMPLEMENTARITY_MODES = ("original", "random_features", "geometric_features", "spectral_features")
+EXTRA_GRAPH_METRICS = ("rings_heat", "rings_diffusion")
 
 
 class AuditConfig(StrictModel):
@@ -81,7 +83,11 @@ class AuditConfig(StrictModel):
     complementarity_modes: list[str] = Field(
         default_factory=lambda: list(COMPLEMENTARITY_MODES), min_length=1
     )
-    geometric_dim: int = Field(4, ge=1, description="width of geometric_features (MDS of hop distances)")
+    geometric_dim: int = Field(
+        4,
+        ge=1,
+        description="width of geometric_features (MDS of hop distances) and spectral_features (Laplacian eigenmaps)",
+    )
     random_graph_semantics: Literal["paper", "official"] = Field(
         "paper",
         description=(
@@ -90,6 +96,20 @@ class AuditConfig(StrictModel):
         ),
     )
     graph_metric: GraphMetricConfig = GraphMetricConfig()
+    extra_graph_metrics: list[GraphMetric] = Field(
+        default_factory=lambda: list(EXTRA_GRAPH_METRICS),
+        description=(
+            "further D_G the complementarity is measured with, besides graph_metric.metric (same heat_time, "
+            "diffusion_steps and edgeless); the report's table uses graph_metric.metric"
+        ),
+    )
+
+    @property
+    def graph_metrics(self) -> list[GraphMetricConfig]:
+        """Every D_G the complementarity is measured with: graph_metric first, then the extra ones."""
+        names = dict.fromkeys([self.graph_metric.metric, *self.extra_graph_metrics])
+        return [self.graph_metric.model_copy(update={"metric": name}) for name in names]
+
     workers: int = Field(2, ge=1, description="processes training runs in parallel")
 
     @field_validator("modes", "complementarity_modes")

@@ -70,20 +70,24 @@ def plot_p_values(separability: pl.DataFrame, path: Path) -> None:
 
 
 def plot_complementarity(complementarity: pl.DataFrame, path: Path) -> None:
-    """Mean complementarity (± std over graphs) per dataset and feature mode."""
+    """One panel per graph metric D_G: mean complementarity (± std over graphs) per dataset and feature mode."""
     datasets = complementarity["dataset"].unique(maintain_order=True).to_list()
     modes = complementarity["mode"].unique(maintain_order=True).to_list()
-    figure, panel = new_figure(max(6.0, 1.6 * len(datasets)), 4.0)
+    metrics = complementarity["metric"].unique(maintain_order=True).to_list()
+    figure, axes = new_figure(max(6.0, 1.6 * len(datasets)), 3.4 * len(metrics), nrows=len(metrics))
     width = 0.8 / len(modes)
-    for index, mode in enumerate(modes):
-        rows = complementarity.filter(pl.col("mode") == mode)
-        positions = [
-            datasets.index(name) + (index - (len(modes) - 1) / 2) * width for name in rows["dataset"]
-        ]
-        panel.bar(positions, rows["mean"].to_list(), width, yerr=rows["std"].to_list(), capsize=3, label=mode)
-    panel.set_xticks(range(len(datasets)), datasets)
-    panel.set_ylabel("complementarity (0: features redraw the graph)")
-    panel.set_title("mode complementarity per feature mode")
-    panel.legend(fontsize=8)
-    panel.grid(alpha=0.3, axis="y")
+    for panel, metric in zip(np.atleast_1d(axes), metrics, strict=True):
+        for index, mode in enumerate(modes):
+            rows = complementarity.filter((pl.col("mode") == mode) & (pl.col("metric") == metric))
+            positions = [
+                datasets.index(name) + (index - (len(modes) - 1) / 2) * width for name in rows["dataset"]
+            ]
+            panel.bar(
+                positions, rows["mean"].to_list(), width, yerr=rows["std"].to_list(), capsize=3, label=mode
+            )
+        panel.set_xticks(range(len(datasets)), datasets)
+        panel.set_ylabel("complementarity (0: redraws D_G)")
+        panel.set_title(f"mode complementarity per feature mode, D_G = {metric}")
+        panel.legend(fontsize=8)
+        panel.grid(alpha=0.3, axis="y")
     save_figure(figure, path)

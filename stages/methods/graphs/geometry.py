@@ -1,4 +1,8 @@
-"""Graph geometry shared by perturbations and complementarity: graph distances, components, MDS coordinates.
+"""Graph geometry shared by perturbations and complementarity: graph distances, components, node coordinates.
+
+Node coordinates (geometry-derived features): `mds_coordinates` (classical MDS of a distance matrix, used on
+hop distances) and `laplacian_eigenmaps` (Belkin & Niyogi: the smoothest non-constant solutions of
+L v = λ D v, built from the Laplacian spectrum and not from hop distances).
 
 Distances within a connected component (`component_distances`):
 - `shortest_path`: hops;
@@ -15,7 +19,8 @@ Distances within a connected component (`component_distances`):
 from __future__ import annotations
 
 import numpy as np
-from scipy.sparse import coo_matrix
+from scipy.linalg import eigh
+from scipy.sparse import coo_matrix, csr_matrix
 from scipy.sparse.csgraph import connected_components, shortest_path
 from scipy.spatial.distance import cdist
 
@@ -35,9 +40,20 @@ def hop_distances(n_nodes: int, edges: np.ndarray) -> np.ndarray:
     return shortest_path(adjacency(n_nodes, edges).tocsr(), method="D", unweighted=True, directed=False)
 
 
+def dense_adjacency(n_nodes: int, edges: np.ndarray) -> np.ndarray:
+    """Symmetric unweighted adjacency as a dense array (n × n) from edge pairs (m × 2)."""
+    edges = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
+    matrix = np.zeros((n_nodes, n_nodes))
+    matrix[edges[:, 0], edges[:, 1]] = 1.0
+    matrix[edges[:, 1], edges[:, 0]] = 1.0
+    return matrix
+
+
 def components(n_nodes: int, edges: np.ndarray) -> list[np.ndarray]:
     """Node indices of each connected component."""
-    count, labels = connected_components(adjacency(n_nodes, edges).tocsr(), directed=False)
+    edges = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
+    one_way = csr_matrix((np.ones(len(edges)), (edges[:, 0], edges[:, 1])), shape=(n_nodes, n_nodes))
+    count, labels = connected_components(one_way, directed=False)
     return [np.flatnonzero(labels == component) for component in range(count)]
 
 
@@ -51,6 +67,24 @@ def mds_coordinates(distances: np.ndarray, dim: int) -> np.ndarray:
     coordinates = vectors[:, top] * np.sqrt(np.clip(values[top], 0, None))
     if coordinates.shape[1] < dim:
         coordinates = np.pad(coordinates, ((0, 0), (0, dim - coordinates.shape[1])))
+    return coordinates
+
+
+def laplacian_eigenmaps(adjacency_matrix: np.ndarray, dim: int) -> np.ndarray:
+    """Laplacian eigenmaps of one connected component (dense 0/1 adjacency, k × k) in `dim` coordinates.
+
+    The eigenvectors of L v = λ D v (L = D − A) for the `dim` smallest eigenvalues after the constant one,
+    each D-normalised (vᵀ D v = 1); zero-padded when the component has fewer than `dim` + 1 nodes, zeros for
+    an isolated node.
+    """
+    size = len(adjacency_matrix)
+    coordinates = np.zeros((size, dim))
+    if size < 2:
+        return coordinates
+    degrees = adjacency_matrix.sum(axis=1)
+    _, vectors = eigh(np.diag(degrees) - adjacency_matrix, np.diag(degrees))
+    smooth = vectors[:, 1 : dim + 1]
+    coordinates[:, : smooth.shape[1]] = smooth
     return coordinates
 
 

@@ -17,6 +17,10 @@ MODES: dict[str, tuple[Changes, str]] = {
     "random_features": ("features", "i.i.d. N(0, 1) features of the original width"),
     "shuffled_features": ("features", "feature rows permuted among the graph's nodes"),
     "geometric_features": ("features", "classical MDS coordinates of hop distances, per component"),
+    "spectral_features": (
+        "features",
+        "Laplacian eigenmaps (the smoothest non-constant solutions of L v = λ D v), per component",
+    ),
     "empty_graph": ("structure", "all edges removed"),
     "complete_graph": ("structure", "every pair of nodes joined"),
     "random_graph": ("structure", "G(n, m): as many edges as the original, placed uniformly"),

@@ -11,6 +11,7 @@ generator it is given, so a (dataset, mode, seed) triple always yields the same 
 | random_features | N(0, 1), same width | kept |
 | shuffled_features | rows permuted within the graph | kept |
 | geometric_features | classical MDS of hop distances (`geometric_dim` columns) | kept |
+| spectral_features | Laplacian eigenmaps (`geometric_dim` columns), not derived from hop distances | kept |
 | empty_graph | kept | no edges |
 | complete_graph | kept | every pair joined |
 | random_graph | kept | G(n, m) with the graph's edge count m |
@@ -37,7 +38,13 @@ import numpy as np
 
 from stages.core.registry import Registry
 from stages.core.seeding import derive_seed
-from stages.methods.graphs.geometry import components, hop_distances, mds_coordinates
+from stages.methods.graphs.geometry import (
+    components,
+    dense_adjacency,
+    hop_distances,
+    laplacian_eigenmaps,
+    mds_coordinates,
+)
 from stages.methods.graphs.modes import MODES
 
 if TYPE_CHECKING:
@@ -142,6 +149,17 @@ def geometric_features(graph: Data, rng: np.random.Generator, shape: DatasetShap
     return _with(graph, x=coordinates)
 
 
+@_register("spectral_features")
+def spectral_features(graph: Data, rng: np.random.Generator, shape: DatasetShape) -> Data:
+    n = graph.num_nodes
+    pairs = undirected_edges(graph)
+    dense = dense_adjacency(n, pairs)
+    coordinates = np.zeros((n, shape.geometric_dim), np.float32)
+    for nodes in components(n, pairs):
+        coordinates[nodes] = laplacian_eigenmaps(dense[np.ix_(nodes, nodes)], shape.geometric_dim)
+    return _with(graph, x=coordinates)
+
+
 @_register("empty_graph")
 def empty_graph(graph: Data, rng: np.random.Generator, shape: DatasetShape) -> Data:
     return _with(graph, pairs=np.zeros((0, 2), np.int64))
@@ -214,8 +232,8 @@ def _random_tree(n: int, rng: np.random.Generator, shape: DatasetShape) -> np.nd
         children = np.arange(1, n)
         return np.stack([children, rng.integers(0, children)], axis=1)
     order = rng.permutation(n)
-    parents = [order[rng.integers(0, position)] for position in range(1, n)]
-    return np.sort(np.stack([order[1:], np.asarray(parents, dtype=np.int64)], axis=1), axis=1)
+    parents = order[rng.integers(0, np.arange(1, n))]  # node at position p joins one at positions 0..p − 1
+    return np.sort(np.stack([order[1:], parents], axis=1), axis=1)
 
 
 @_register("random_connected_graph")

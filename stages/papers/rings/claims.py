@@ -7,15 +7,13 @@ and is inconclusive when the design cannot reject at α at all (its floor is not
 not to be separable holds when the tests do not reject on a design that could have, fails when they reject.
 Unit: the seed (the permutation tests run over seeds); the ranking claim's unit is the control dataset.
 
-Complementarity compares means over graphs with a Welch t interval (unit: graph). With the default graph
-metric (hop distance) it is inconclusive by design: the geometric features are a classical MDS of the same hop
-distances, so they redraw D_G and their complementarity is low by construction; only another D_G
-(`audit.graph_metric.metric`) lets the data decide it.
+Complementarity compares geometry-derived features with random features graph by graph (paired t interval over
+graphs; unit: graph) under every D_G they do not embed: Laplacian eigenmaps against hops and the official heat
+and diffusion distances, the MDS of hop distances against the official heat and diffusion distances. The MDS of
+hops against hops is recorded, not judged: it holds by construction.
 """
 
 from __future__ import annotations
-
-import math
 
 import polars as pl
 
@@ -24,11 +22,9 @@ from stages.core.claims import (
     Claim,
     Evidence,
     Verdict,
-    half_width,
+    compare_paired,
     interval_kind,
-    judge,
     verdict_claim,
-    welch_interval,
     write_claims,
 )
 from stages.core.context import StepContext
@@ -143,101 +139,125 @@ def controls_claim(separability: pl.DataFrame, names: ClaimsParams) -> Claim:
     )
 
 
-def complementarity_evidence(dataset: str, rows: dict[str, dict], confidence: float) -> Evidence:
-    """Welch t interval over graphs of mean complementarity geometric − random features (< 0 claimed)."""
-    geometric, random = rows["geometric_features"], rows["random_features"]
+GEOMETRY_MODES = {
+    "spectral_features": "Laplacian eigenmaps",
+    "geometric_features": "a classical MDS of hop distances",
+}
+"""Geometry-derived feature modes the complementarity claim compares with random features."""
 
-    def sample_std(row: dict) -> float:  # the table stores the population std (ddof 0)
-        n = int(row["graphs"])
-        return float(row["std"]) * math.sqrt(n / (n - 1)) if n > 1 else 0.0
-
-    interval = welch_interval(
-        geometric["mean"],
-        sample_std(geometric),
-        int(geometric["graphs"]),
-        random["mean"],
-        sample_std(random),
-        int(random["graphs"]),
-        confidence,
-    )
-    verdict: Verdict = "inconclusive" if interval is None else judge(*interval, 0.0, "below")
-    return Evidence(
-        detectable=half_width(interval),
-        name=f"{dataset}: complementarity geometric − random features",
-        mean=float(geometric["mean"] - random["mean"]),
-        interval=interval,
-        interval_kind=f"Welch {interval_kind(confidence, 'graphs')}",
-        threshold=0.0,
-        direction="below",
-        verdict=verdict,
-        note="" if interval is not None else "too few graphs for an interval",
-    )
+DERIVED_FROM = {"geometric_features": {"shortest_path"}, "spectral_features": set()}
+"""The graph metric each geometry-derived feature mode is an embedding of: the MDS of hops redraws the hop
+distance, so against it the features are close to D_G by construction and that pairing is recorded, not judged.
+Laplacian eigenmaps embed no offered D_G (they share the Laplacian spectrum with the heat and diffusion
+distances but drop its weighting and all but `geometric_dim` eigenvectors; a pilot on the feature control put
+them further from `rings_heat` than random features), so every pairing of theirs is judged."""
 
 
-def complementarity_design(metric: str, geometric_dim: int | None = None) -> tuple[str, str, str | None]:
-    """How the complementarity claim could hold and fail with graph metric `metric`, and the reason it is
-    inconclusive by design (None when the data can decide it)."""
-    mds = f"a classical MDS of each graph's hop distances{f' ({geometric_dim} columns)' if geometric_dim else ''}"
-    if metric == "shortest_path":
-        return (
-            f"With D_G the hop distance, the geometric features ({mds}) redraw D_G, so their complementarity is "
-            "near 0 by construction while random features' is not: it holds whatever the data.",
-            "It cannot fail through the data while D_G is the hop distance the features were derived from; only "
-            "an embedding too narrow for the hop metric could lift it, and another graph metric is needed to test "
-            "the claim.",
-            "Inconclusive by design: the geometric features are a classical MDS of hop distances and D_G is the "
-            "hop distance, so geometric features are less complementary than random ones by construction, "
-            "whatever the data (the Welch intervals are recorded, not taken as evidence; set "
-            "rings.audit.graph_metric.metric to another D_G to test it).",
-        )
-    return (
-        f"The geometric features are {mds} while D_G is the {metric} distance; where {metric} orders node pairs "
-        "as hop distance does, geometric features sit closer to D_G than random ones on every dataset.",
-        f"{metric} distances saturate or rescale differently from hop counts (heat and diffusion beyond a few "
-        "hops), so the MDS of hops can disagree with D_G more than random features do on some dataset.",
-        None,
-    )
-
-
-def complementarity_claim(
+def complementarity_pairings(
     complementarity: pl.DataFrame,
-    confidence: float = DEFAULT_CONFIDENCE,
-    metric: str = "shortest_path",
-    geometric_dim: int | None = None,
-) -> Claim:
-    """Geometry-derived features are less complementary to the graph than random features, on every dataset.
+) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """(mode, metric) pairings in the table that the data can judge, and those built from their own D_G."""
+    metrics = complementarity["metric"].unique(maintain_order=True).to_list()
+    modes = [mode for mode in GEOMETRY_MODES if mode in set(complementarity["mode"])]
+    pairings = [(mode, metric) for mode in modes for metric in metrics]
+    independent = [(mode, metric) for mode, metric in pairings if metric not in DERIVED_FROM[mode]]
+    return independent, [pairing for pairing in pairings if pairing not in independent]
 
-    With `metric` the hop distance (the default D_G) the claim is inconclusive by design (see
-    :func:`complementarity_design`); the evidence is still computed and recorded.
-    """
-    wide = complementarity.pivot(on="mode", index="dataset", values="mean")
-    measured = {
-        row["dataset"]: {mode: round(row[mode], 4) for mode in wide.columns[1:]}
-        for row in wide.iter_rows(named=True)
-    }
-    by_dataset: dict[str, dict[str, dict]] = {}
+
+def _per_graph(row: dict) -> dict[str, float]:
+    return {str(index): float(value) for index, value in enumerate(row["values"])}
+
+
+def complementarity_evidence(rows: dict[str, dict], mode: str, confidence: float) -> Evidence:
+    """Paired t interval over graphs of complementarity(`mode`) − complementarity(random features) (< 0 claimed),
+    for one dataset and graph metric (`rows`: mode → table row)."""
+    row = rows[mode]
+    evidence = compare_paired(
+        f"{row['dataset']}, D_G {row['metric']}: {mode} − random_features",
+        _per_graph(row),
+        _per_graph(rows["random_features"]),
+        0.0,
+        "below",
+        confidence,
+        note=f"{mode}: {GEOMETRY_MODES[mode]}; per graph, same graph and D_G on both sides",
+    )
+    return evidence.model_copy(update={"interval_kind": f"paired {interval_kind(confidence, 'graphs')}"})
+
+
+def complementarity_design(
+    independent: list[tuple[str, str]], by_construction: list[tuple[str, str]]
+) -> tuple[str, str, str | None]:
+    """How the complementarity claim could hold and fail on these pairings, and the reason it is inconclusive
+    by design when no pairing is independent (None when the data can decide it)."""
+    judged = ", ".join(f"{mode} vs {metric}" for mode, metric in independent) or "none"
+    recorded = ", ".join(f"{mode} vs {metric}" for mode, metric in by_construction) or "none"
+    could_hold = (
+        f"Judged pairings (features that do not embed the D_G they are compared with): {judged}. Geometry-derived "
+        "features put nodes that are close in the graph close in feature space, so where D_G orders node pairs "
+        "like the geometry the features came from, each graph's complementarity falls below that of random "
+        "features of the original width on every dataset."
+    )
+    could_fail = (
+        "The features come from another geometry than D_G (Laplacian eigenmaps vs hop counts or the official "
+        "heat and diffusion distances; an MDS of hops vs those official distances, which saturate beyond a few "
+        "hops or weigh high frequencies up, while high-dimensional random features are nearly equidistant), so on "
+        "some dataset and pairing they can disagree with D_G more than random features do. Recorded, not judged "
+        f"(features that embed D_G itself, near 0 by construction): {recorded}."
+    )
+    reason = None
+    if not independent:
+        reason = (
+            "Inconclusive by design: every measured geometry-derived feature mode embeds the D_G it is compared "
+            f"with ({recorded}), so it is less complementary than random features by construction; add a D_G to "
+            "rings.audit.extra_graph_metrics or spectral_features to the complementarity modes."
+        )
+    return could_hold, could_fail, reason
+
+
+def complementarity_claim(complementarity: pl.DataFrame, confidence: float = DEFAULT_CONFIDENCE) -> Claim:
+    """Geometry-derived features are less complementary to the graph than random features, on every dataset and
+    every graph metric they do not embed (paired over graphs); a pairing whose features embed its D_G is
+    recorded only, and with none left the claim is inconclusive by design."""
+    independent, by_construction = complementarity_pairings(complementarity)
+    rows: dict[tuple[str, str], dict[str, dict]] = {}
     for row in complementarity.iter_rows(named=True):
-        by_dataset.setdefault(row["dataset"], {})[row["mode"]] = row
-    evidence = [complementarity_evidence(name, rows, confidence) for name, rows in by_dataset.items()]
-    lower = {
-        name: values["geometric_features"] < values["random_features"] for name, values in measured.items()
+        rows.setdefault((row["dataset"], row["metric"]), {})[row["mode"]] = row
+    evidence = [
+        complementarity_evidence(rows[(dataset, metric)], mode, confidence)
+        for mode, metric in independent
+        for dataset in complementarity["dataset"].unique(maintain_order=True)
+    ]
+    measured = {
+        f"{dataset} / {metric}": {mode: round(row["mean"], 4) for mode, row in modes.items()}
+        for (dataset, metric), modes in rows.items()
     }
-    could_hold, could_fail, by_design = complementarity_design(metric, geometric_dim)
-    graphs = min(int(row["graphs"]) for rows in by_dataset.values() for row in rows.values())
+    could_hold, could_fail, by_design = complementarity_design(independent, by_construction)
+    recorded = [
+        complementarity_evidence(rows[key], mode, confidence)
+        for mode, metric in by_construction
+        for key in rows
+        if key[1] == metric
+    ]
     return verdict_claim(
         id="geometric_features_less_complementary",
         statement="Complementarity is lower when features are derived from graph geometry than when they are random.",
-        measured={"mean_complementarity": measured, "geometric_lower": lower, "graph_metric": metric},
+        measured={
+            "mean_complementarity": measured,
+            "judged_pairings": [f"{mode} vs {metric}" for mode, metric in independent],
+            "by_construction": {
+                item.name: {"mean": round(item.mean, 4), "interval": item.interval} for item in recorded
+            },
+        },
         criterion=(
-            "on every dataset: the Welch t interval over graphs of mean complementarity(geometric_features) − "
-            "mean complementarity(random_features) lies wholly below 0; with D_G the hop distance (the default) "
-            "inconclusive by design"
+            "on every dataset and every (geometry-derived feature mode, D_G) pairing whose features do not embed "
+            "that D_G: the paired t interval over graphs of complementarity(geometry features) − "
+            "complementarity(random features) lies wholly below 0; the MDS of hops against hops is recorded, "
+            "not judged"
         ),
-        evidence=evidence,
+        evidence=evidence if evidence else recorded,
         could_hold=could_hold,
         could_fail=could_fail,
         unit="graph",
-        n=graphs,
         verdict="inconclusive" if by_design else None,
         reason=by_design,
     )
@@ -306,12 +326,7 @@ def run(ctx: StepContext) -> None:
     separability = read_parquet(ctx.input("separability"))
     claims = [
         controls_claim(separability, names),
-        complementarity_claim(
-            read_parquet(ctx.input("complementarity")),
-            names.confidence,
-            ctx.params.audit.graph_metric.metric,
-            ctx.params.audit.geometric_dim,
-        ),
+        complementarity_claim(read_parquet(ctx.input("complementarity")), names.confidence),
         ranking_claim(read_parquet(ctx.input("verdicts")), separability, names),
     ]
     for claim in claims:

@@ -14,7 +14,7 @@ class ClaimsParams(StrictModel):
 
     structure_control: str = "structure_control"
     feature_control: str = "feature_control"
-    confidence: float = Field(0.95, gt=0, lt=1, description="level of the Welch t intervals over graphs")
+    confidence: float = Field(0.95, gt=0, lt=1, description="level of the paired t intervals over graphs")
 
 
 class RingsParams(StrictModel):
@@ -42,9 +42,10 @@ class RingsParams(StrictModel):
         for mode in ("empty_graph", "empty_features"):
             if mode not in self.audit.modes:
                 raise ValueError(f"audit.modes must include {mode}: the claims compare the original with it")
-        for mode in ("random_features", "geometric_features"):
-            if mode not in self.audit.complementarity_modes:
-                raise ValueError(
-                    f"audit.complementarity_modes must include {mode} for the complementarity claim"
-                )
+        modes = self.audit.complementarity_modes
+        if "random_features" not in modes or not {"geometric_features", "spectral_features"} & set(modes):
+            raise ValueError(
+                "audit.complementarity_modes must include random_features and geometric_features or "
+                "spectral_features for the complementarity claim"
+            )
         return self

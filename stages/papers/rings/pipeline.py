@@ -86,8 +86,10 @@ STEPS = (
             f"{AUDIT}.geometric_dim",
             f"{AUDIT}.random_graph_semantics",
             f"{AUDIT}.graph_metric",
+            f"{AUDIT}.extra_graph_metrics",
         ),
-        description="feature vs hop-distance geometry per dataset under original, random and geometric features",
+        description="feature vs graph geometry (hops, official heat and diffusion) under original, random and "
+        "geometry-derived features",
     ),
     Step(
         name="report",
