@@ -11,10 +11,17 @@ Views come from `stages.models.augment`: weak = flip + crop, strong = flip + cro
 cutout. Settings: :class:`stages.models.fixmatch_config.FixMatchConfig`. Starting from a model already trained
 on the labelled rows (a *fresh teacher*) means its first pseudo-labels come from a model that saw every
 current label.
+
+As in the paper, an exponential moving average of the weights (decay `ema_decay`, 0.999 in FixMatch; batch-norm
+statistics copied from the trained model) is kept beside the trained model, and it is what the run hands back:
+:func:`train_fixmatch` loads the averaged weights into the model at the end. Pseudo-labels come from the
+trained model's weak views (FixMatch, Algorithm 1) or, with `pseudo_labels_from: ema`, from the average
+(a mean-teacher variant).
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -69,16 +76,44 @@ def fixmatch_losses(
     weak: torch.Tensor,
     strong: torch.Tensor,
     threshold: float,
+    teacher: nn.Module | None = None,
 ) -> FixMatchLosses:
-    """Labelled and unlabelled losses of one step (`weak` and `strong` are two views of the same rows)."""
+    """Labelled and unlabelled losses of one step (`weak` and `strong` are two views of the same rows).
+
+    Without a `teacher` the model pseudo-labels its own weak views (one forward pass over all three views);
+    with one, the teacher (in eval mode, no gradient) pseudo-labels them and the model sees the other two.
+    """
     if len(weak) != len(strong):
         raise ValueError(f"weak and strong views differ in size: {len(weak)} vs {len(strong)}")
-    logits = model(torch.cat([labelled, weak, strong]))
-    labelled_logits = logits[: len(labelled)]
-    weak_logits, strong_logits = logits[len(labelled) :].split(len(weak))
+    if teacher is None:
+        logits = model(torch.cat([labelled, weak, strong]))
+        labelled_logits = logits[: len(labelled)]
+        weak_logits, strong_logits = logits[len(labelled) :].split(len(weak))
+    else:
+        logits = model(torch.cat([labelled, strong]))
+        labelled_logits, strong_logits = logits[: len(labelled)], logits[len(labelled) :]
+        with torch.no_grad():
+            weak_logits = teacher(weak)
     targets, mask = pseudo_labels(weak_logits, threshold)
     unlabelled = (F.cross_entropy(strong_logits, targets, reduction="none") * mask).mean()
     return FixMatchLosses(F.cross_entropy(labelled_logits, labels), unlabelled, float(mask.mean()))
+
+
+class WeightAverage:
+    """An exponential moving average of a model's parameters; buffers (batch-norm statistics) are copied."""
+
+    def __init__(self, model: nn.Module, decay: float) -> None:
+        self.decay = decay
+        self.model = copy.deepcopy(model).eval()
+        self.model.requires_grad_(False)
+
+    @torch.no_grad()
+    def update(self, model: nn.Module) -> None:
+        """`average ← decay · average + (1 − decay) · weights`; buffers ← the model's."""
+        for average, weights in zip(self.model.parameters(), model.parameters(), strict=True):
+            average.lerp_(weights.detach(), 1.0 - self.decay)
+        for average, buffer in zip(self.model.buffers(), model.buffers(), strict=True):
+            average.copy_(buffer)
 
 
 def cycling_batches(n_rows: int, size: int, generator: torch.Generator) -> Iterator[torch.Tensor]:
@@ -104,8 +139,9 @@ def train_fixmatch(
 ) -> FixMatchStats:
     """Train `model` in place for `config.steps` FixMatch steps with Adam; batches and views fixed by `seed`.
 
-    Rows are flat images in [0, 1] of `image_shape` (C, H, W). Without unlabelled rows (or with 0 steps) the
-    model is returned untouched.
+    At the end the model holds the EMA of its weights over the steps (`config.ema_decay`), as FixMatch
+    evaluates. Rows are flat images in [0, 1] of `image_shape` (C, H, W). Without unlabelled rows (or with 0
+    steps) the model is returned untouched.
     """
     if config.steps == 0 or len(unlabelled_inputs) == 0:
         return FixMatchStats(0, 0.0, float("nan"), float("nan"))
@@ -120,6 +156,8 @@ def train_fixmatch(
     optimizer = torch.optim.Adam(
         model.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay
     )
+    average = WeightAverage(model, config.ema_decay)
+    teacher = average.model if config.pseudo_labels_from == "ema" else None
     model.train()
     mask_total, losses = 0.0, None
     for _ in range(config.steps):
@@ -128,11 +166,14 @@ def train_fixmatch(
         losses = fixmatch_losses(
             model, weak(labelled_inputs[rows], augment_generator), labels[rows],
             weak(unlabelled, augment_generator), strong(unlabelled, augment_generator), config.threshold,
+            teacher,
         )  # fmt: skip
         optimizer.zero_grad(set_to_none=True)
         losses.total(config.unlabelled_weight).backward()
         optimizer.step()
+        average.update(model)
         mask_total += losses.mask_rate
+    model.load_state_dict(average.model.state_dict())
     model.eval()
     return FixMatchStats(
         config.steps,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
 from stages.core.params import StrictModel
@@ -28,4 +30,11 @@ class FixMatchConfig(StrictModel):
     )
     cutout: int = Field(
         14, ge=0, description="side of the cutout square in pixels (FixMatch: half the image side)"
+    )
+    ema_decay: float = Field(
+        0.999, ge=0, lt=1, description="decay of the EMA of the weights the run returns (FixMatch: 0.999)"
+    )
+    pseudo_labels_from: Literal["model", "ema"] = Field(
+        "model",
+        description="which weights pseudo-label the weak views: the trained model (FixMatch) or its EMA",
     )

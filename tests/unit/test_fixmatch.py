@@ -14,6 +14,7 @@ from stages.methods.selection.online.registry import make_strategy
 from stages.models.calibration import fit_temperature, negative_log_likelihood
 from stages.models.config import TrainConfig
 from stages.models.fixmatch import (
+    WeightAverage,
     fixmatch_losses,
     pseudo_labels,
     train_fixmatch,
@@ -49,7 +50,7 @@ def test_losses_are_separate_and_the_unlabelled_one_averages_over_all_mu_b():
         float((losses.labelled + 0.5 * losses.unlabelled).detach())
     )
     nothing = fixmatch_losses(model, labelled, labels, weak, strong, 1.01)  # τ above any confidence
-    assert float(nothing.unlabelled) == 0.0 and nothing.mask_rate == 0.0
+    assert float(nothing.unlabelled.detach()) == 0.0 and nothing.mask_rate == 0.0
 
 
 def test_no_gradient_flows_through_the_pseudo_labels():
@@ -99,6 +100,54 @@ def test_fixmatch_is_deterministic_under_a_seed():
     assert torch.equal(run(), run())
 
 
+def test_weight_average_moves_by_one_minus_decay_and_copies_buffers():
+    model = nn.Sequential(nn.Linear(3, 2), nn.BatchNorm1d(2))
+    average = WeightAverage(model, decay=0.9)
+    before = model[0].weight.detach().clone()
+    with torch.no_grad():
+        model[0].weight.add_(1.0)
+    model.train()
+    model(torch.randn(8, 3))  # moves the batch-norm running statistics
+    average.update(model)
+    assert torch.allclose(average.model[0].weight, before + 0.1)
+    assert torch.equal(average.model[1].running_mean, model[1].running_mean)
+    assert not any(parameter.requires_grad for parameter in average.model.parameters())
+
+
+def test_training_hands_back_the_average_not_the_last_weights():
+    def run(decay: float) -> torch.Tensor:
+        torch.manual_seed(0)
+        model = Recorder()
+        train_fixmatch(model, torch.rand(8, 16, generator=torch.Generator().manual_seed(1)), torch.tensor([0, 1] * 4),
+                       torch.rand(30, 16, generator=torch.Generator().manual_seed(2)), (1, 4, 4),
+                       FixMatchConfig(steps=5, batch_size=4, mu=2, crop_padding=1, cutout=2, ema_decay=decay),
+                       seed=5)  # fmt: skip
+        return model.linear.weight.detach().clone()
+
+    torch.manual_seed(0)
+    start = Recorder().linear.weight.detach().clone()
+    assert torch.equal(run(0.0), run(0.0))  # decay 0: the average is the last weights
+    assert not torch.equal(run(0.0), start)
+    almost_frozen = run(0.999999)  # the average barely leaves the starting weights
+    assert torch.allclose(almost_frozen, start, atol=1e-4)
+
+
+def test_an_ema_teacher_pseudo_labels_the_weak_views():
+    torch.manual_seed(0)
+    model, teacher = nn.Linear(3, 2), nn.Linear(3, 2)
+    with torch.no_grad():
+        teacher.weight.copy_(torch.tensor([[10.0, 0.0, 0.0], [-10.0, 0.0, 0.0]]))
+        teacher.bias.zero_()
+    weak = torch.tensor([[1.0, 0.0, 0.0], [-1.0, 0.0, 0.0]])
+    strong = torch.randn(2, 3)
+    losses = fixmatch_losses(model, torch.zeros(0, 3), torch.zeros(0, dtype=torch.int64), weak, strong, 0.95,
+                             teacher)  # fmt: skip
+    expected = F.cross_entropy(model(strong), torch.tensor([0, 1]))  # the teacher's classes, both above τ
+    assert losses.mask_rate == 1.0
+    assert float(losses.unlabelled.detach()) == pytest.approx(float(expected.detach()))
+    assert teacher.weight.grad is None
+
+
 def overconfident_logits(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(seed)
     true_logits = rng.normal(0, 1.0, (n, 4))
@@ -131,17 +180,17 @@ def image_pool(n_per_class: int = 24, seed: int = 0) -> tuple[np.ndarray, np.nda
 
 def test_pseudo_labels_come_from_a_teacher_that_saw_the_rounds_labels(monkeypatch):
     features, labels = image_pool()
-    fitted: dict[int, np.ndarray] = {}
-    handed_over: list[tuple[int, np.ndarray]] = []
+    handed_over: list[tuple[np.ndarray, int]] = []
     fit_model, train_fixmatch_ = loop.fit_model, loop.train_fixmatch
 
     def recording_fit(inputs, targets, *args):
         model = fit_model(inputs, targets, *args)
-        fitted[id(model)] = np.sort(targets.rows)
+        # kept on the model itself: an id() can be reused once its model is freed
+        model.fitted_rows = np.sort(targets.rows)
         return model
 
     def recording_fixmatch(model, labelled_inputs, *args):
-        handed_over.append((id(model), len(labelled_inputs)))
+        handed_over.append((model.fitted_rows, len(labelled_inputs)))
         return train_fixmatch_(model, labelled_inputs, *args)
 
     monkeypatch.setattr(loop, "fit_model", recording_fit)
@@ -156,11 +205,9 @@ def test_pseudo_labels_come_from_a_teacher_that_saw_the_rounds_labels(monkeypatc
                                 train, seed=0, training=training, calibration=calibration)  # fmt: skip
     annotated_by_round = np.array(run.annotated_rounds)
     assert len(handed_over) == len(run.records) >= 3
-    for record, (model_id, n_labelled) in zip(run.records, handed_over, strict=True):
+    for record, (fitted_rows, n_labelled) in zip(run.records, handed_over, strict=True):
         so_far = np.sort(np.array(run.annotated_rows)[annotated_by_round <= record.round])
-        assert np.array_equal(
-            fitted[model_id], so_far
-        )  # the teacher was fitted on every label up to this round
+        assert np.array_equal(fitted_rows, so_far)  # the teacher was fitted on every label up to this round
         assert n_labelled == len(so_far) == record.n_annotated
     assert all(0.0 <= record.mask_rate <= 1.0 for record in run.records)
     assert run.records[0].diagnostics["temperature"] > 0

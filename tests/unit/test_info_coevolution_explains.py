@@ -89,6 +89,9 @@ def test_on_a_low_confidence_task_the_absolute_stop_rule_cannot_fire_and_the_out
     assert "the paper's absolute rule: total remaining gain ≤ 1" in note and "per unlabelled row" in note
 
 
+REFERENCE = {"0": 0.78, "1": 0.781, "2": 0.779}
+
+
 def test_stop_claim_explains_a_silent_rule_with_the_remaining_gain(params):
     rows = [
         {"strategy": "info_coevolution", "seed": seed, "full_accuracy": 0.78, "annotations_to_full": None,
@@ -97,14 +100,50 @@ def test_stop_claim_explains_a_silent_rule_with_the_remaining_gain(params):
         for seed, gain in enumerate([36.2, 51.9])
     ]  # fmt: skip
     summary = pl.DataFrame(rows, schema_overrides={"annotations_to_full": pl.Int64, "stopped_at": pl.Int64})
-    claim = stop_rule_claim(summary, params, 1274, [0.78, 0.781, 0.779])
-    # the default cap (50 % of the pool) lies below the paper's stop point: censored, so undecidable by design
-    assert claim.verdict == "inconclusive" and claim.reason.startswith("Inconclusive by design (censored)")
-    assert "remaining gain 36.2–51.9 when the run ended" in claim.reason
-    above = stop_rule_claim(summary, params.model_copy(update={"budget": 0.8}), 1274, [0.78, 0.781, 0.779])
-    assert above.verdict == "fails" and "remaining gain 36.2–51.9 when the run ended" in above.reason
+    censored = stop_rule_claim(summary, params.model_copy(update={"budget": 0.5}), 1274, REFERENCE)
+    # a cap (50 % of the pool) below the paper's stop point: censored, so undecidable by design
+    assert censored.verdict == "inconclusive" and censored.reason.startswith(
+        "Inconclusive by design (censored)"
+    )
+    assert "remaining gain 36.2–51.9 when the run ended" in censored.reason
+    claim = stop_rule_claim(summary, params, 1274, REFERENCE)  # the default cap: the whole pool
+    assert params.budget == 1.0
+    assert claim.verdict == "fails" and "remaining gain 36.2–51.9 when the run ended" in claim.reason
     assert "36.2× the threshold (0.057 per unlabelled row)" in claim.measured["per_seed"]["0"]["stop_rule"]
     assert claim.measured["stop_gain"] == 1.0 and claim.measured["stop_gain_share_of_pool_gain"] == 1 / 1274
     assert (
         claim.measured["tolerance_below_standard_error"] and claim.measured["test_standard_error"] == 0.0116
     )
+
+
+def stopped_runs(stops: list[int | None], accuracies: list[float]) -> pl.DataFrame:
+    rows = [
+        {"strategy": "info_coevolution", "seed": seed, "full_accuracy": 0.78, "annotations_to_full": None,
+         "stopped_at": stop, "accuracy_at_stop": None if stop is None else accuracy,
+         "final_annotations": stop or 1500, "final_accuracy": accuracy, "final_remaining_gain": 0.5 if stop else 9.0,
+         "pool_size": 1500, "test_size": 1000, "test_standard_error": 0.013}
+        for seed, (stop, accuracy) in enumerate(zip(stops, accuracies, strict=True))
+    ]  # fmt: skip
+    return pl.DataFrame(rows, schema_overrides={"annotations_to_full": pl.Int64, "stopped_at": pl.Int64})
+
+
+def test_the_stop_rule_must_fire_on_every_seed_and_the_gap_is_paired_with_each_seeds_reference(params):
+    near = stop_rule_claim(stopped_runs([975, 1050, 975], [0.782, 0.783, 0.781]), params, 1500, REFERENCE)
+    fired, gap = near.evidence
+    assert fired.verdict == "holds" and fired.interval == (1.0, 1.0)  # observed range: every seed fired
+    assert gap.per_seed == pytest.approx({"0": -0.002, "1": -0.002, "2": -0.002})  # paired by seed
+    assert "paired" in gap.interval_kind and gap.verdict == "holds" and near.verdict == "holds"
+    low = stop_rule_claim(stopped_runs([975, 1050, 975], [0.74, 0.75, 0.745]), params, 1500, REFERENCE)
+    assert low.evidence[1].verdict == "fails" and low.verdict == "fails"  # stopped clearly below full labels
+    silent = stop_rule_claim(stopped_runs([975, None, 975], [0.782, 0.78, 0.781]), params, 1500, REFERENCE)
+    assert silent.evidence[0].verdict == "fails" and silent.verdict == "fails"  # one silent seed fails it
+    assert silent.evidence[1].verdict == "inconclusive" and "never fired on seed 1" in silent.evidence[1].note
+    unpaired = stop_rule_claim(
+        stopped_runs([975, 1050, 975], [0.782, 0.783, 0.781]),
+        params,
+        1500,
+        {"7": 0.78, "8": 0.78, "9": 0.781},
+    )
+    assert unpaired.evidence[1].interval_kind.startswith(
+        "Welch"
+    )  # reference seeds that do not cover the runs

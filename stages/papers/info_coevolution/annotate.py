@@ -5,7 +5,8 @@ supervised teacher). Writes the learning curves (annotations, FixMatch mask rate
 gain, stop flag, and the view's diagnostics: temperature, confident share and precision, radii and the share of
 neighbours inside them, per round),
 the annotated sample ids with their round, and the wall-clock timings (kept apart so the data outputs are
-byte-identical across reruns).
+byte-identical across reruns). The runs go to `workers` one-thread processes (`workers.py`); each run depends
+only on its own seeds, so the outputs do not depend on the number of workers.
 """
 
 from __future__ import annotations
@@ -18,8 +19,10 @@ from stages.core.schema import ColumnSpec, TableSchema
 from stages.core.validate import ensure_valid
 from stages.methods.selection.online.loop import AnnotationRun, run_online_annotation
 from stages.methods.selection.online.registry import make_strategy
-from stages.papers.info_coevolution.data import load_pool_and_test
+from stages.papers.info_coevolution.data import PoolAndTest, load_pool_and_test
+from stages.papers.info_coevolution.params import InfoCoevolutionParams
 from stages.papers.info_coevolution.reference import run_seed_value
+from stages.papers.info_coevolution.workers import map_runs
 
 CURVES_SCHEMA = TableSchema(
     name="info_coevolution curves",
@@ -70,43 +73,57 @@ def curve_frame(strategy: str, training: str, seed: int, run: AnnotationRun) -> 
     ).with_columns(pl.col(floats).fill_nan(None))
 
 
+def annotation_run(
+    data: PoolAndTest, params: InfoCoevolutionParams, base_seed: int, label: str, seed: int
+) -> AnnotationRun:
+    """One run kind under one seed (picklable: it runs in a worker process)."""
+    entry = params.strategies[label]
+    return run_online_annotation(
+        data.pool.features, data.pool.labels, make_strategy(entry.strategy, entry.options),
+        params.schedule(len(data.pool), label), params.train, run_seed_value(base_seed, seed),
+        data.test_accuracy(), training=params.training_of(label), calibration=data.calibration_split(),
+    )  # fmt: skip
+
+
 def run(ctx: StepContext) -> None:
-    """Run every (strategy, seed) and write curves, annotations and timings."""
+    """Run every (strategy, seed) in worker processes and write curves, annotations and timings."""
     params = ctx.params
     data = load_pool_and_test(ctx.input("pool"), ctx.input("test"), ctx.input("calibration"))
-    schedule = params.schedule(len(data.pool))
+    for label in params.strategies:
+        params.schedule(len(data.pool), label)  # a cap the pool cannot hold fails before any run
+    order = [(label, seed) for seed in params.seeds for label in params.strategies]
+    # the FixMatch runs, the longest, start first so the workers finish together
+    started = sorted(order, key=lambda task: params.strategies[task[0]].training != "fixmatch")
+    tasks = [(data, params, ctx.common.seed, label, seed) for label, seed in started]
+    finished = dict(
+        zip(started, map_runs(annotation_run, tasks, params.workers, "annotation runs"), strict=True)
+    )
     curves, annotations, timings = [], [], []
-    for seed in params.seeds:
-        for label, entry in params.strategies.items():
-            strategy = make_strategy(entry.strategy, entry.options)
-            result = run_online_annotation(
-                data.pool.features, data.pool.labels, strategy, schedule, params.train,
-                run_seed_value(ctx.common.seed, seed), data.test_accuracy(), desc=f"{label} seed {seed}",
-                training=params.training_of(label), calibration=data.calibration_split(),
-            )  # fmt: skip
-            curves.append(curve_frame(label, entry.training, seed, result))
-            annotations.append(
-                pl.DataFrame(
-                    {
-                        "strategy": label,
-                        "seed": seed,
-                        "round": result.annotated_rounds,
-                        "sample_id": data.pool.sample_ids[result.annotated_rows],
-                    },
-                    schema_overrides={"seed": pl.Int64, "round": pl.Int64, "sample_id": pl.Int64},
-                )
+    for label, seed in order:
+        result, entry = finished[label, seed], params.strategies[label]
+        curves.append(curve_frame(label, entry.training, seed, result))
+        annotations.append(
+            pl.DataFrame(
+                {
+                    "strategy": label,
+                    "seed": seed,
+                    "round": result.annotated_rounds,
+                    "sample_id": data.pool.sample_ids[result.annotated_rows],
+                },
+                schema_overrides={"seed": pl.Int64, "round": pl.Int64, "sample_id": pl.Int64},
             )
-            last = result.records[-1]
-            ctx.log(
-                f"{label:>22} seed {seed}: {last.n_annotated} annotations, accuracy {last.accuracy:.4f}"
-                + (" (stop rule fired)" if last.stopped else "")
-            )
-            timings += [
-                {"strategy": label, "seed": seed, "round": record.round,
-                 "select_seconds": round(record.select_seconds, 4),
-                 "train_seconds": round(record.train_seconds, 4)}
-                for record in result.records
-            ]  # fmt: skip
+        )
+        last = result.records[-1]
+        ctx.log(
+            f"{label:>26} seed {seed}: {last.n_annotated} annotations, accuracy {last.accuracy:.4f}"
+            + (" (stop rule fired)" if last.stopped else "")
+        )
+        timings += [
+            {"strategy": label, "seed": seed, "round": record.round,
+             "select_seconds": round(record.select_seconds, 4),
+             "train_seconds": round(record.train_seconds, 4)}
+            for record in result.records
+        ]  # fmt: skip
     curves_frame = pl.concat(curves)
     ensure_valid(curves_frame, CURVES_SCHEMA, "info_coevolution curves")
     write_parquet(curves_frame, ctx.output("curves"))

@@ -20,6 +20,7 @@ from stages.models.config import TrainConfig
 from stages.models.fixmatch_config import FixMatchConfig
 from stages.papers.fields import PoolParams, Seeds, check_choices
 
+QUANTILE_RADII = {"vote_radius_quantile": 0.5, "rescore_radius_quantile": 0.5}
 FULL_SCALE: dict[str, Any] = {
     "pool_size": 20000,
     "test_size": None,
@@ -31,9 +32,20 @@ FULL_SCALE: dict[str, Any] = {
     "batch_size": 100,
     "min_steps": 1000,
     "train": {"epochs": 10, "channels": [32, 64], "hidden": [128]},
-    "fixmatch": {"steps": 2000, "mu": 7, "batch_size": 64},
+    "fixmatch": {"steps": 2000, "mu": 7, "batch_size": 64, "ema_decay": 0.995},
+    "strategies": {  # the rest of the 2 × 2 of the paper's two ideas, and FixMatch without the selection
+        "info_coevolution_fixmatch": {
+            "strategy": "info_coevolution",
+            "options": QUANTILE_RADII,
+            "training": "fixmatch",
+        },
+        "semi_selection_supervised": {"strategy": "info_coevolution_semi", "options": QUANTILE_RADII},
+        "random_fixmatch": {"strategy": "random", "training": "fixmatch"},
+    },
+    "claims": {"reported": ["info_coevolution_fixmatch", "semi_selection_supervised", "random_fixmatch"]},
 }
-"""What `scale: full` sets: the 20k pool of the earlier MLP runs, 5 seeds, a wider CNN, FixMatch at μ = 7."""
+"""What `scale: full` sets: the 20k pool of the earlier MLP runs, 5 seeds, a wider CNN, FixMatch at μ = 7 for
+2,000 steps a round, and the run kinds reported beside the claims (the rest of the 2 × 2)."""
 
 
 def _merged(base: dict[str, Any], preset: dict[str, Any]) -> dict[str, Any]:
@@ -51,6 +63,9 @@ class StrategyParams(StrictModel):
     strategy: str
     options: dict[str, Any] = Field(default_factory=dict)
     training: TrainingMode = "supervised"
+    budget: float | None = Field(
+        None, gt=0, description="this run kind's cap (share ≤ 1 or a count); null: info_coevolution.budget"
+    )
 
 
 class ClaimsParams(StrictModel):
@@ -83,9 +98,14 @@ class InfoCoevolutionParams(PoolParams):
     round_fraction: float = Field(0.05, gt=0, le=1, description="annotations per round, share of the pool")
     batch_size: int = Field(100, ge=1, description="annotations per batch inside a round")
     budget: float = Field(
-        0.5, gt=0, description="annotation cap: a share of the pool (≤ 1) or a number of annotations (> 1)"
+        1.0, gt=0, description="annotation cap: a share of the pool (≤ 1) or a number of annotations (> 1)"
     )
     min_steps: int = Field(300, ge=0, description="gradient steps at least per training")
+    workers: int = Field(
+        2,
+        ge=1,
+        description="processes for the annotation runs, one torch thread each (outputs do not depend on it)",
+    )
     strategies: dict[str, StrategyParams]
     train: TrainConfig = TrainConfig(epochs=10)
     fixmatch: FixMatchConfig = FixMatchConfig()
@@ -115,21 +135,29 @@ class InfoCoevolutionParams(PoolParams):
         missing = [label for label in named if label not in self.strategies]
         if missing:
             raise ValueError(f"claims name strategies that are not in info_coevolution.strategies: {missing}")
-        if self.budget <= 1 and self.seed_fraction >= self.budget:
-            raise ValueError(f"seed_fraction {self.seed_fraction} must be below the budget {self.budget}")
+        for label in (None, *self.strategies):
+            budget = self.budget_of(label)
+            if budget <= 1 and self.seed_fraction >= budget:
+                raise ValueError(f"seed_fraction {self.seed_fraction} must be below the budget {budget}")
         return self
 
-    def schedule(self, pool_size: int) -> Schedule:
-        """The annotation counts for a pool of `pool_size` rows (a budget above the pool size is an error)."""
-        if self.budget > 1 and self.budget != int(self.budget):
-            raise PipelineError(
-                f"info_coevolution.budget {self.budget}: a count above 1 must be a whole number"
-            )
-        budget = budget_count(self.budget, pool_size) if self.budget <= 1 else int(self.budget)
+    def budget_of(self, label: str | None = None) -> float:
+        """The cap of run kind `label` (its own `budget`, else `info_coevolution.budget`)."""
+        own = None if label is None else self.strategies[label].budget
+        return self.budget if own is None else own
+
+    def schedule(self, pool_size: int, label: str | None = None) -> Schedule:
+        """The annotation counts of run kind `label` (default: the common budget) for a pool of `pool_size`
+        rows (a budget above the pool size is an error)."""
+        share = self.budget_of(label)
+        key = "info_coevolution.budget" if label is None else f"info_coevolution.strategies.{label}.budget"
+        if share > 1 and share != int(share):
+            raise PipelineError(f"{key} {share}: a count above 1 must be a whole number")
+        budget = budget_count(share, pool_size) if share <= 1 else int(share)
         if budget > pool_size:
             raise PipelineError(
-                f"info_coevolution.budget {budget} exceeds the pool size {pool_size}; lower the budget or "
-                "raise info_coevolution.pool_size"
+                f"{key} {budget} exceeds the pool size {pool_size}; lower the budget or raise "
+                "info_coevolution.pool_size"
             )
         return Schedule(
             seed_size=budget_count(self.seed_fraction, pool_size),

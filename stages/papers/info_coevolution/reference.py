@@ -1,7 +1,8 @@
 """Step `info_coevolution-reference`: full-label accuracy, the target every strategy must reach.
 
-The model is the one the annotation loop trains (same recipe), fitted on every pool row with its label, once per
-reference seed (at least three); the evaluate step judges "reached" against their mean and its t interval.
+The model is the one the annotation loop trains (same recipe, one torch thread), fitted on every pool row with its
+label, once per reference seed (at least three); the evaluate step judges "reached" against their mean and its
+t interval.
 """
 
 from __future__ import annotations
@@ -10,13 +11,13 @@ import numpy as np
 
 from stages.core.context import StepContext
 from stages.core.io import write_json
-from stages.core.progress import progress
 from stages.core.seeding import derive_seed
 from stages.methods.selection.online.loop import fit_model
 from stages.methods.selection.online.strategy import TrainingTargets
 from stages.models.training import fit_scaler
 from stages.papers.info_coevolution.data import PoolAndTest, load_pool_and_test
 from stages.papers.info_coevolution.params import InfoCoevolutionParams
+from stages.papers.info_coevolution.workers import map_runs
 
 
 def run_seed_value(base_seed: int, seed: int) -> int:
@@ -37,11 +38,13 @@ def full_label_accuracy(data: PoolAndTest, params: InfoCoevolutionParams, base_s
 
 
 def run(ctx: StepContext) -> None:
-    """One full-label run per reference seed."""
+    """One full-label run per reference seed (in one-thread worker processes, as the annotation runs)."""
+    params = ctx.params
     data = load_pool_and_test(ctx.input("pool"), ctx.input("test"))
+    tasks = [(data, params, ctx.common.seed, seed) for seed in params.reference_seeds]
+    accuracies = map_runs(full_label_accuracy, tasks, params.workers, "full-label reference")
     runs = []
-    for seed in progress(ctx.params.reference_seeds, desc="full-label reference"):
-        accuracy = full_label_accuracy(data, ctx.params, ctx.common.seed, seed)
+    for seed, accuracy in zip(params.reference_seeds, accuracies, strict=True):
         ctx.log(f"seed {seed}: full-label accuracy {accuracy:.4f}")
         runs.append({"seed": seed, "n_train": len(data.pool), "accuracy": accuracy})
     write_json({"runs": runs}, ctx.output("reference"))
