@@ -68,7 +68,9 @@ def test_nothing_is_required_and_a_map_of_sections_is_free_json(repo_root):
     assert "required" not in form and "keeps the workspace's value" in form["description"]
     methods = form["properties"]["methods"]
     assert methods["type"] == "object" and methods["additionalProperties"] is True
-    assert methods["description"].startswith("mrmc.methods: a JSON object, name → {selector, options}")
+    assert methods["description"].startswith(
+        "mrmc.methods: a JSON object, name → {selector, options, budgets}"
+    )
 
 
 def test_every_paper_has_a_form(repo_root):
