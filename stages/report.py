@@ -35,12 +35,13 @@ def _number(value: float) -> str:
     return f"{value:.4g}"
 
 
-def per_unit_text(per_seed: dict[str, float]) -> str:
+def per_unit_text(per_seed: dict[str, float], unit: str = "seed") -> str:
     if not per_seed:
         return "—"
     values = list(per_seed.values())
     if len(values) > MAX_SEEDS_LISTED:
-        return f"{len(values)} seeds, {_number(min(values))} to {_number(max(values))}"
+        units = unit + ("es" if unit.endswith("s") else "s")
+        return f"{len(values)} {units}, {_number(min(values))} to {_number(max(values))}"
     return ", ".join(f"{seed}: {_number(value)}" for seed, value in per_seed.items())
 
 
@@ -59,16 +60,16 @@ def estimate_text(evidence: Evidence) -> str:
     return f"{text} ({evidence.interval_kind})" if evidence.interval_kind else text
 
 
-def evidence_table(evidence: list[Evidence]) -> list[str]:
-    """The compared quantities of one claim as a small Markdown table."""
+def evidence_table(evidence: list[Evidence], unit: str = "seed") -> list[str]:
+    """The compared quantities of one claim as a small Markdown table (per-unit values named by `unit`)."""
     lines = [
-        "| compared quantity | per seed | mean [interval] | claimed | verdict | note |",
+        f"| compared quantity | per {unit} | mean [interval] | claimed | verdict | note |",
         "|---|---|---|---|---|---|",
     ]
     for item in evidence:
         cells = [
             item.name,
-            per_unit_text(item.per_seed),
+            per_unit_text(item.per_seed, unit),
             estimate_text(item),
             claimed_text(item),
             item.verdict,
@@ -123,7 +124,7 @@ def claim_section(claim: Claim) -> list[str]:
     """One claim: heading with the verdict, the paper's statement, the numbers, the verdict and why."""
     lines = [f"### `{claim.id}` — **{claim.verdict}**", "", f"> {claim.statement}", ""]
     if claim.evidence:
-        lines += [*evidence_table(claim.evidence), ""]
+        lines += [*evidence_table(claim.evidence, claim.unit), ""]
     else:
         lines += [_measured_sentence(claim.measured), ""]
     lines += [f"**{claim.verdict.capitalize()}.** {claim.reason}", "", *design_lines(claim)]

@@ -66,7 +66,7 @@ def claims_rows(claims: list[Claim]) -> list[str]:
             cells = [
                 *(head if index == 0 else ["", "", ""]),
                 item.name,
-                per_unit_text(item.per_seed),
+                per_unit_text(item.per_seed, claim.unit),
                 estimate_text(item),
                 claimed_text(item),
                 effect_text(claim, item.name),
