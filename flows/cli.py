@@ -44,7 +44,7 @@ def _serve(args: argparse.Namespace) -> None:
     if args.stop:
         print("stopped" if serve.stop(args.workspace) else "no `icml25 serve` running for this workspace")
         return
-    serve.serve(args.port, args.workspace)
+    serve.serve(args.port, args.workspace, authenticate=not args.no_auth)
 
 
 def _flow(args: argparse.Namespace) -> None:
@@ -63,6 +63,11 @@ def add_orchestration_commands(commands: argparse._SubParsersAction) -> None:
         "--stop", action="store_true", help="stop the running `icml25 serve` of this workspace"
     )
     served.add_argument("--workspace", default=".")
+    served.add_argument(
+        "--no-auth",
+        action="store_true",
+        help="do not require an auth string (default: $ICML25_API_AUTH_STRING, else one generated and printed)",
+    )
     served.set_defaults(handler=_serve)
 
     flow = commands.add_parser("flow", help="run a paper's stages as a Prefect flow (embedded, no server)")

@@ -3,13 +3,16 @@
 Both run as child processes in their own process groups; Ctrl-C (or `icml25 serve --stop`, which reads the
 pid file and signals only processes it can prove it started) stops them and everything they started.
 
-The server is locked down: CSRF protection on, CORS limited to the UI's own origin, and an optional API auth
-string (`$ICML25_API_AUTH_STRING`, `user:password`) that the server then requires from every client. No
+The server is locked down: it answers only requests whose Host is the address it serves (`flows.server_app`:
+a DNS-rebinding page is refused), CSRF protection is on, CORS is limited to the UI's own origin, and every
+client must send an auth string (`user:password`): `$ICML25_API_AUTH_STRING` if set, else one generated per
+start and printed (the UI asks for it). `--no-auth` turns that off for a machine with no other users. No
 deployment takes a folder as a parameter: runs always use the served workspace.
 """
 
 import json
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -22,9 +25,11 @@ from stages.core.errors import PipelineError
 
 PID_FILE = ".dvc/tmp/icml25-serve.json"
 SERVE_DEPLOYMENTS = [sys.executable, "-m", "flows.serve"]
+SERVER = [sys.executable, "-m", "flows.server_app"]
 AUTH_STRING_ENV = "ICML25_API_AUTH_STRING"
+GENERATED_USER = "icml25"
 # What a process of ours has in its command line: the pid file is trusted only for processes that match.
-OWN_COMMANDS = ("prefect", "flows.serve")
+OWN_COMMANDS = ("flows.server_app", "flows.serve")
 
 
 def api_url(port: int) -> str:
@@ -54,8 +59,16 @@ def ui_origins(port: int) -> str:
     return f"http://127.0.0.1:{port},http://localhost:{port}"
 
 
-def server_env(port: int) -> dict[str, str]:
-    """The server's settings: CSRF on, CORS limited to the UI's origin, the auth string if one is set."""
+def auth_string(enabled: bool = True) -> str | None:
+    """The auth string every client must send: `$ICML25_API_AUTH_STRING`, else a fresh random one; None when
+    authentication is turned off."""
+    if not enabled:
+        return None
+    return os.environ.get(AUTH_STRING_ENV) or f"{GENERATED_USER}:{secrets.token_urlsafe(24)}"
+
+
+def server_env(port: int, auth: str | None = None) -> dict[str, str]:
+    """The server's settings: CSRF on, CORS limited to the UI's origin, the auth string if any."""
     env = {
         **subprocess_env(),
         "PREFECT_SERVER_API_CSRF_PROTECTION_ENABLED": "true",
@@ -63,43 +76,35 @@ def server_env(port: int) -> dict[str, str]:
         # the UI's pages call this URL; left alone it follows the *default* port (4200), not `--port`
         "PREFECT_UI_API_URL": api_url(port),
     }
-    if os.environ.get(AUTH_STRING_ENV):
-        env["PREFECT_SERVER_API_AUTH_STRING"] = os.environ[AUTH_STRING_ENV]
+    if auth:
+        env["PREFECT_SERVER_API_AUTH_STRING"] = auth
     return env
 
 
-def client_env(port: int) -> dict[str, str]:
+def client_env(port: int, auth: str | None = None) -> dict[str, str]:
     """Settings for a client of the served API (the deployments process): its URL and the auth string."""
     env = {**subprocess_env(), "PREFECT_API_URL": api_url(port)}
-    if os.environ.get(AUTH_STRING_ENV):
-        env["PREFECT_API_AUTH_STRING"] = os.environ[AUTH_STRING_ENV]
+    if auth:
+        env["PREFECT_API_AUTH_STRING"] = auth
     return env
 
 
-def start_server(port: int, workspace: Path) -> subprocess.Popen:
-    """`prefect server start` on 127.0.0.1:port, in its own process group."""
+def start_server(port: int, workspace: Path, auth: str | None = None) -> subprocess.Popen:
+    """Prefect's server behind the trusted-host check on 127.0.0.1:port, in its own process group."""
     log = open(workspace / ".dvc/tmp/prefect-server.log", "w")  # noqa: SIM115 - lives as long as the server
     return subprocess.Popen(
-        [
-            str(Path(sys.executable).parent / "prefect"),
-            "server",
-            "start",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-        ],
+        [*SERVER, "--port", str(port)],
         cwd=workspace,
-        env=server_env(port),
+        env=server_env(port, auth),
         stdout=log,
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
 
 
-def start_deployments(port: int, workspace: Path) -> subprocess.Popen:
+def start_deployments(port: int, workspace: Path, auth: str | None = None) -> subprocess.Popen:
     """Serve the deployments against the server, in its own process group."""
-    env = {**client_env(port), "ICML25_WORKSPACE": str(workspace)}
+    env = {**client_env(port, auth), "ICML25_WORKSPACE": str(workspace)}
     log = open(workspace / ".dvc/tmp/prefect-serve.log", "w")  # noqa: SIM115
     return subprocess.Popen(
         SERVE_DEPLOYMENTS,
@@ -153,15 +158,26 @@ def is_own_process(pid: int, recorded: dict[str, str] | None) -> bool:
     )
 
 
-def serve(port: int = 4200, workspace: str | Path = ".") -> None:
+def login_text(port: int, auth: str | None) -> str:
+    """What `serve` prints about logging in (the auth string itself: whoever started the server needs it)."""
+    if auth is None:
+        return "authentication is off (--no-auth): any local user can use the API"
+    return (
+        f"login (the UI asks for it): {auth}\n"
+        f"  API clients: PREFECT_API_URL={api_url(port)} PREFECT_API_AUTH_STRING='{auth}'"
+    )
+
+
+def serve(port: int = 4200, workspace: str | Path = ".", authenticate: bool = True) -> None:
     """Start server + deployments, write the pid file, and stay until Ctrl-C or `--stop`."""
     workspace = Path(workspace).resolve()
     (workspace / ".dvc/tmp").mkdir(parents=True, exist_ok=True)
-    server = start_server(port, workspace)
+    auth = auth_string(authenticate)
+    server = start_server(port, workspace, auth)
     children = [server.pid]
     try:
         wait_for_server(port, server)
-        deployments = start_deployments(port, workspace)
+        deployments = start_deployments(port, workspace, auth)
         children.append(deployments.pid)
         identities = {str(pid): process_identity(pid) for pid in children}
         (workspace / PID_FILE).write_text(
@@ -170,6 +186,7 @@ def serve(port: int = 4200, workspace: str | Path = ".") -> None:
         print(
             f"Prefect UI: http://127.0.0.1:{port}  (deployments: one per paper + all-papers; Ctrl-C to stop)"
         )
+        print(login_text(port, auth), flush=True)
         while server.poll() is None and deployments.poll() is None:
             time.sleep(1.0)
     except KeyboardInterrupt:

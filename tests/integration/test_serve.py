@@ -67,6 +67,7 @@ def served(served_workspace, tmp_path_factory):
         str(port),
         "--workspace",
         str(served_workspace),
+        "--no-auth",  # the browser test drives the run form, not the login page (auth: test_serve_security)
     ]
     process = subprocess.Popen(
         command,

@@ -11,8 +11,7 @@ from flows.experiment_flow import LOCAL_CLUSTER
 
 
 def test_server_settings_turn_csrf_on_and_limit_cors_to_the_ui(monkeypatch):
-    monkeypatch.delenv(serve.AUTH_STRING_ENV, raising=False)
-    env = serve.server_env(4321)
+    env = serve.server_env(4321, auth=None)
     assert env["PREFECT_SERVER_API_CSRF_PROTECTION_ENABLED"] == "true"
     assert env["PREFECT_SERVER_API_CORS_ALLOWED_ORIGINS"] == "http://127.0.0.1:4321,http://localhost:4321"
     assert "PREFECT_SERVER_API_AUTH_STRING" not in env
@@ -20,8 +19,20 @@ def test_server_settings_turn_csrf_on_and_limit_cors_to_the_ui(monkeypatch):
 
 def test_an_auth_string_reaches_server_and_client(monkeypatch):
     monkeypatch.setenv(serve.AUTH_STRING_ENV, "admin:s3cret")
-    assert serve.server_env(4321)["PREFECT_SERVER_API_AUTH_STRING"] == "admin:s3cret"
-    assert serve.client_env(4321)["PREFECT_API_AUTH_STRING"] == "admin:s3cret"
+    auth = serve.auth_string()
+    assert auth == "admin:s3cret"
+    assert serve.server_env(4321, auth)["PREFECT_SERVER_API_AUTH_STRING"] == "admin:s3cret"
+    assert serve.client_env(4321, auth)["PREFECT_API_AUTH_STRING"] == "admin:s3cret"
+
+
+def test_authentication_is_on_by_default_with_a_fresh_secret(monkeypatch):
+    monkeypatch.delenv(serve.AUTH_STRING_ENV, raising=False)
+    first, second = serve.auth_string(), serve.auth_string()
+    user, secret = first.split(":", 1)
+    assert user == serve.GENERATED_USER and len(secret) >= 32
+    assert first != second  # generated per start, never a fixed default
+    assert serve.auth_string(enabled=False) is None
+    assert first in serve.login_text(4321, first)  # printed for whoever started the server
 
 
 def test_the_local_dask_cluster_listens_on_localhost_only():
