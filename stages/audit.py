@@ -1,14 +1,15 @@
 """`icml25 audit`: which data, params and code produced a paper's numbers, for the workspace or an experiment.
 
-Everything comes from the record DVC and git keep: `dvc.lock` (md5 of every dep and out, params each stage
-read), `params.yaml`, the git commit, and the DVC-tracked metrics, claims and validation reports of that
-revision.
+Everything comes from the record DVC and git keep: `dvc.lock` (md5 of every dep and out, and the params each
+stage read), the git commit, and the DVC-tracked metrics, claims and validation reports of that revision. The
+params shown are the ones `dvc.lock` recorded for the run whose hashes are shown; a key whose value in that
+revision's `params.yaml` differs (edited, not rerun) is flagged beside them.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,10 @@ class AuditRecord:
     validation: dict[str, dict[str, Any]]
     metrics: dict[str, Any]
     claims: list[dict[str, Any]]
+    shared_params: dict[str, Any] = field(default_factory=dict)
+    """Recorded params outside the paper's section (`common.seed`, a shared stage's section), dotted."""
+    params_not_rerun: dict[str, tuple[Any, Any]] = field(default_factory=dict)
+    """Dotted key → (recorded value, value in `params.yaml` now) where the two differ."""
 
 
 class _Revision:
@@ -45,7 +50,10 @@ class _Revision:
 
     def git_file(self, path: str) -> str:
         if self.rev is None:
-            return (self.workspace / path).read_text()
+            file = self.workspace / path
+            if not file.is_file():
+                raise PipelineError(f"nothing to audit: {file} does not exist (not a DVC workspace?)")
+            return file.read_text()
         return git_output(self.workspace, "show", f"{self.rev}:{path}")
 
     def data_file(self, path: str) -> str | None:
@@ -90,8 +98,14 @@ def audit_record(paper: str, run: str = WORKSPACE, workspace: str | Path = ".") 
             )
         rev = revs[run]
     source = _Revision(workspace, rev)
-    lock = yaml.safe_load(source.git_file("dvc.lock"))["stages"]
+    lock = (yaml.safe_load(source.git_file("dvc.lock")) or {}).get("stages", {})
     stages = locked_paper_stages(lock, paper)
+    if not stages:
+        raise PipelineError(
+            f"nothing to audit: dvc.lock has no stage of {paper} (run `dvc repro {paper}-claims`)"
+        )
+    recorded = recorded_params(lock, stages)
+    current = flatten(yaml.safe_load(source.git_file("params.yaml")) or {})
     hashes = {
         f"{entry['path']}": entry.get("md5", "")
         for name in stages
@@ -111,16 +125,60 @@ def audit_record(paper: str, run: str = WORKSPACE, workspace: str | Path = ".") 
         if (text := source.data_file(path))
     }
     claims_text = source.data_file(PAPERS.get(paper).claims_path)
+    if not metrics and not claims_text:
+        raise PipelineError(
+            f"nothing to audit: dvc.lock records a run of {paper}, but none of its metrics or claims files is "
+            "here (`dvc pull` or `dvc repro` brings them)"
+        )
+    prefix = f"{pipeline.params_section}."
     return AuditRecord(
         paper=paper,
         run=run,
         commit=source.commit(),
-        params=yaml.safe_load(source.git_file("params.yaml")).get(pipeline.params_section, {}),
+        params=unflatten(
+            {key.removeprefix(prefix): v for key, v in recorded.items() if key.startswith(prefix)}
+        ),
+        shared_params={key: value for key, value in recorded.items() if not key.startswith(prefix)},
+        params_not_rerun=params_not_rerun(recorded, current),
         hashes=hashes,
         validation=validation,
         metrics=metrics,
         claims=json.loads(claims_text) if claims_text else [],
     )
+
+
+def recorded_params(lock: dict[str, Any], stages: list[str]) -> dict[str, Any]:
+    """The params.yaml values `dvc.lock` recorded for `stages`, as dotted leaf keys (a stage that read a whole
+    section records it as one key; it is spread into its leaves)."""
+    recorded: dict[str, Any] = {}
+    for name in stages:
+        for key, value in lock[name].get("params", {}).get("params.yaml", {}).items():
+            recorded.update(flatten(value, key))
+    return dict(sorted(recorded.items()))
+
+
+def params_not_rerun(recorded: dict[str, Any], current: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
+    """Keys whose recorded value differs from `params.yaml` now: edited since the run, not rerun."""
+    return {
+        key: (value, current.get(key, ABSENT))
+        for key, value in recorded.items()
+        if current.get(key, ABSENT) != value
+    }
+
+
+ABSENT = "(not in params.yaml)"
+
+
+def unflatten(flat: dict[str, Any]) -> dict[str, Any]:
+    """`{"a.b": 1}` → `{"a": {"b": 1}}` (the inverse of `flatten`)."""
+    nested: dict[str, Any] = {}
+    for key, value in flat.items():
+        *parents, leaf = key.split(".")
+        node = nested
+        for parent in parents:
+            node = node.setdefault(parent, {})
+        node[leaf] = value
+    return nested
 
 
 def _validation_summary(report: dict[str, Any]) -> dict[str, Any]:
@@ -153,8 +211,16 @@ def claim_verdict(claim: dict[str, Any]) -> str:
 
 def audit_markdown(record: AuditRecord) -> str:
     """The audit as Markdown."""
-    lines = [f"# Audit: {record.paper} ({record.run})", "", f"- code: `{record.commit}`", "", "## Params", ""]
+    lines = [f"# Audit: {record.paper} ({record.run})", "", f"- code: `{record.commit}`", ""]
+    lines += ["## Params (as dvc.lock recorded them for this run)", ""]
     lines += [f"- `{record.paper}.{key}` = `{value}`" for key, value in flatten(record.params).items()]
+    lines += [f"- `{key}` = `{value}`" for key, value in record.shared_params.items()]
+    if record.params_not_rerun:
+        lines += ["", "## Params edited since this run (not rerun: the numbers below do not use them)", ""]
+        lines += ["| key | this run | params.yaml now |", "|---|---|---|"]
+        lines += [
+            f"| `{key}` | `{ran}` | `{now}` |" for key, (ran, now) in sorted(record.params_not_rerun.items())
+        ]
     lines += ["", "## Data and model hashes (md5, from dvc.lock)", "", "| path | md5 |", "|---|---|"]
     lines += [f"| `{path}` | `{md5}` |" for path, md5 in sorted(record.hashes.items())]
     lines += ["", "## Data validation", ""]
