@@ -1,9 +1,12 @@
 """Prefect work pools: one deployment per paper on a `process` work pool, picked up by any
 `prefect worker start --pool <pool>` process, on any machine, each run in that worker's own clone.
 
-`icml25 deploy-pool` registers the deployments against `$PREFECT_API_URL` with the project's git URL and pushed
-commit in the job's environment (no deployment parameter names a repository or folder). A run, on the worker that
-picks it up: clone or fetch into `$ICML25_WORKER_HOME`, check out that commit, `dvc pull`, `dvc exp run` with the
+`icml25 deploy-pool` pins the project's git URL and pushed commit in the work pool's base job template (a
+fixed job environment, and a variables schema that admits no job variable at all), then registers the
+deployments against `$PREFECT_API_URL` (no deployment parameter names a repository or folder). So neither a
+deployment nor a run can change what a worker clones or runs: the server refuses a run's `job_variables`
+(`env`, `command`, `working_dir`, ...) with 422 before any worker sees it. A run, on the worker that picks it
+up: clone or fetch into `$ICML25_WORKER_HOME`, check out that commit, `dvc pull`, `dvc exp run` with the
 form's params (its output streamed to the run log), `dvc exp push origin`, then the summary and audit as the
 run's artifacts. `dvc exp pull origin <name>` brings the experiment to any other clone.
 """
@@ -75,16 +78,9 @@ def deploy_to_pool(pool: str, workspace: str | Path = ".", git_remote: str = "or
     from prefect.types.entrypoint import EntrypointType
 
     git_url, commit = pushed_commit(Path(workspace).resolve(), git_remote)
-    ensure_process_pool(pool)
-    env = {GIT_URL_ENV: git_url, GIT_COMMIT_ENV: commit}
+    ensure_process_pool(pool, pinned_job_template(git_url, commit))
     deployments = [
-        form_deployment(
-            paper_flow,
-            paper,
-            name=f"{paper}-pool",
-            entrypoint_type=EntrypointType.MODULE_PATH,
-            job_variables={"env": env},
-        )
+        form_deployment(paper_flow, paper, name=f"{paper}-pool", entrypoint_type=EntrypointType.MODULE_PATH)
         for paper, paper_flow in POOL_FLOWS.items()
     ]
     deploy(
@@ -98,12 +94,33 @@ def deploy_to_pool(pool: str, workspace: str | Path = ".", git_remote: str = "or
     return [f"{paper}/{paper}-pool" for paper in POOL_FLOWS]
 
 
-def ensure_process_pool(pool: str) -> None:
-    """The work pool `pool` of type `process`, created if missing (an existing pool of another type is refused)."""
+# a non-empty schema (Prefect skips validation for an empty one) that admits no job variable
+NO_JOB_VARIABLES = {"type": "object", "properties": {}, "additionalProperties": False}
+
+
+def pinned_job_template(git_url: str, commit: str) -> dict[str, Any]:
+    """A process-worker job template whose every field is fixed: the environment carries the repository and
+    commit, the command is the worker's own (None), and no deployment or run may set a job variable."""
+    return {
+        "job_configuration": {
+            "command": None,
+            "env": {GIT_URL_ENV: git_url, GIT_COMMIT_ENV: commit},
+            "labels": {},
+            "name": None,
+            "stream_output": True,
+            "working_dir": None,
+        },
+        "variables": NO_JOB_VARIABLES,
+    }
+
+
+def ensure_process_pool(pool: str, template: dict[str, Any]) -> None:
+    """The work pool `pool` of type `process` with `template` as its base job template, created if missing or
+    updated (an existing pool of another type is refused)."""
     import asyncio
 
     from prefect.client.orchestration import get_client
-    from prefect.client.schemas.actions import WorkPoolCreate
+    from prefect.client.schemas.actions import WorkPoolCreate, WorkPoolUpdate
     from prefect.exceptions import ObjectNotFound
 
     async def ensure() -> None:
@@ -111,9 +128,11 @@ def ensure_process_pool(pool: str) -> None:
             try:
                 existing = await client.read_work_pool(pool)
             except ObjectNotFound:
-                await client.create_work_pool(WorkPoolCreate(name=pool, type="process"))
+                create = WorkPoolCreate(name=pool, type="process", base_job_template=template)
+                await client.create_work_pool(create)
                 return
             if existing.type != "process":
                 raise PipelineError(f"work pool {pool!r} is of type {existing.type!r}, not 'process'")
+            await client.update_work_pool(pool, WorkPoolUpdate(base_job_template=template))
 
     asyncio.run(ensure())

@@ -185,6 +185,21 @@ def _run_logs(run_id) -> list[str]:
     return [log.message for log in asyncio.run(read())]
 
 
+def assert_a_run_cannot_repoint_the_workers() -> None:
+    """A run that sets the repository, the commit, the command or the folder as job variables is refused by
+    the server (422) before a worker could pick it up: the pool pins them all."""
+    from prefect.deployments import run_deployment
+
+    attempts = [
+        {"env": {"ICML25_GIT_URL": "https://example.invalid/other.git", "ICML25_GIT_COMMIT": "0" * 40}},
+        {"command": "sh -c 'id > /tmp/owned'"},
+        {"working_dir": "/tmp"},
+    ]
+    for job_variables in attempts:
+        with pytest.raises(Exception, match="Additional properties are not allowed"):
+            run_deployment("mrmc/mrmc-pool", job_variables=job_variables, timeout=0)
+
+
 def test_runs_triggered_through_the_api_run_on_work_pool_workers_in_their_own_clones(project, prefect_pool):
     from prefect.deployments import run_deployment
     from prefect.settings import PREFECT_API_URL, temporary_settings
@@ -192,6 +207,7 @@ def test_runs_triggered_through_the_api_run_on_work_pool_workers_in_their_own_cl
     url, homes = prefect_pool
     params = yaml.safe_load((project.coordinator / "params.yaml").read_text())["mrmc"]
     with temporary_settings(updates={PREFECT_API_URL: url}):
+        assert_a_run_cannot_repoint_the_workers()
         runs = []
         for index, ratio in enumerate((2.5, 3.5)):
             form = {"mrmc": {"claims": {**params["claims"], "uneven_ratio": ratio}}}  # only what changes
