@@ -1,8 +1,11 @@
 """A Prefect flow per paper: one task per DVC stage, in DAG order, each run through `dvc repro`.
 
-`icml25 flow <paper>` runs it in Prefect's embedded mode (ephemeral API, no server). Each task runs
-`dvc repro --single-item <stage>`: DVC skips unchanged stages and writes `dvc.lock`, and a workspace lock
-makes DVC writes take turns. The flow ends by publishing a Markdown artifact with metrics and claims.
+`icml25 flow <paper>` runs it in Prefect's embedded mode (ephemeral API, no server). Before each task the flow
+asks DVC, in this process, whether the stage would run (`StageChecker`: DVC's own `Stage.changed()`); a stage
+with nothing to do is logged as skipped by its task, and one that would run goes through
+`dvc repro --single-item <stage>`, which writes `dvc.lock` (a workspace lock makes DVC writes take turns). So
+a flow with nothing to do costs one DVC index read, not one `dvc` process per stage. The flow ends by
+publishing Markdown artifacts with metrics, claims and the audit.
 """
 
 from __future__ import annotations
@@ -15,15 +18,19 @@ from prefect.artifacts import create_markdown_artifact
 
 from stages.audit import audit_markdown, audit_record
 from stages.core.dvc_cli import run_dvc
-from stages.core.dvc_graph import paper_stages
+from stages.core.dvc_graph import StageChecker
 
 LOG_TAIL_LINES = 40
 
 
 @task(name="dvc-stage", retries=0)
-def run_dvc_stage(stage: str, workspace: str, force: bool = False) -> str:
-    """Reproduce one stage through DVC and log its output; a failing stage fails the task with its message."""
+def run_dvc_stage(stage: str, workspace: str, force: bool = False, current: bool = False) -> str:
+    """Reproduce one stage through DVC and log its output; a failing stage fails the task with its message.
+    `current`: DVC found nothing to do for it (checked by the flow just before), so no `dvc` process runs."""
     logger = get_run_logger()
+    if current and not force:
+        logger.info("Stage '%s' didn't change, skipping (DVC's status, checked in-process)", stage)
+        return stage
     logger.info("dvc repro %s", stage)
     args = ["repro", "--single-item", stage, *(["--force"] if force else [])]
     completed = run_dvc(args, workspace, capture=True)
@@ -73,11 +80,15 @@ def results_markdown(paper_id: str, workspace: Path) -> str:
 def paper_flow(paper: str, workspace: str = ".", force: bool = False) -> list[str]:
     """Run every stage of `paper` (and the stages it depends on) through DVC, then publish results."""
     logger = get_run_logger()
-    stages = paper_stages(paper, workspace)
+    checker = StageChecker(workspace)
+    stages = checker.paper_stages(paper)
     logger.info("stages in order: %s", ", ".join(stages))
     finished = []
     for stage in stages:
-        finished.append(run_dvc_stage.with_options(name=stage)(stage, workspace, force))
+        current = not force and checker.is_current(stage)
+        finished.append(run_dvc_stage.with_options(name=stage)(stage, workspace, force, current))
+        if not current:
+            checker.refresh()  # the run rewrote dvc.lock
     create_markdown_artifact(
         key=f"{paper.replace('_', '-')}-results",
         markdown=results_markdown(paper, Path(workspace)),

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import yaml
 
+from stages.core.dvc_cli import run_dvc
 from stages.core.params import apply_overrides, read_params_file, write_params_file
 
 pytestmark = pytest.mark.integration
@@ -63,8 +66,23 @@ def test_flow_runs_stages_through_dvc_and_publishes_results(mrmc_selected, prefe
     audit = next(a for a in artifacts if a.key == "mrmc-audit").data
     assert "data/mrmc/pool.parquet" in audit and "`mrmc.train.epochs` = `2`" in audit
 
-    # A failing stage fails its task with the stage's own message; finished stages are not rerun.
+    # what the flow asks DVC in-process before each task agrees with `dvc status`: all current after the
+    # run, and after a claims threshold edit the same stages (those reading mrmc.claims, and the gate) are not
+    from stages.core.dvc_graph import StageChecker
+
     params_path = workspace / "params.yaml"
+    assert all(StageChecker(workspace).is_current(stage) for stage in EXPECTED)
+    original = params_path.read_text()
+    write_params_file(
+        apply_overrides(read_params_file(params_path), ["mrmc.claims.uneven_ratio=2.5"]), params_path
+    )
+    stale = [stage for stage in EXPECTED if not StageChecker(workspace).is_current(stage)]
+    status = json.loads(run_dvc(["status", "--json"], workspace, capture=True, lock=False).stdout)
+    assert stale == [stage for stage in EXPECTED if stage in status] and "mrmc-claims" in stale, stale
+    assert "mrmc-train" not in stale
+    params_path.write_text(original)
+
+    # A failing stage fails its task with the stage's own message; finished stages are not rerun.
     write_params_file(apply_overrides(read_params_file(params_path), ["mrmc.train.epochs=0"]), params_path)
     with pytest.raises(Exception, match=r"mrmc\.train\.epochs"):
         paper_flow(paper="mrmc", workspace=str(workspace))
