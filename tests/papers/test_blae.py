@@ -124,7 +124,7 @@ def test_bandit_command_writes_a_trace_and_a_report(tmp_path):
         (np.array([[1.0, np.nan], [0.0, 1.0], [1.0, 1.0]]), "1,1", "100", "column 'x1': 1 NaN value(s)"),
         (np.array([[1.0, 2.0], [2.0, 4.0], [3.0, 6.0]]), "1,1", "100", "rank-deficient"),
         (np.array([[1.0, 2.0]]), "1,1", "100", "K = 1"),
-        (np.eye(3), "1,1", "100", "--theta: θ must have d = 3"),
+        (np.eye(3), "1,1", "100", "--theta: θ must have exactly d = 3"),
         (np.eye(3), "1,1,x", "100", "--theta: θ must be a list of numbers"),
         (np.eye(3), "1,1,1", "0", "horizon: T = 0"),
     ],
