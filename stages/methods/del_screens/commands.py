@@ -22,12 +22,19 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     )
     sub.add_argument("--library", required=True, help="a KinDEL folder (e.g. data/kindel/library)")
     sub.add_argument("--target", default="sim", help="its file prefix: sim, ddr1, mapk14")
-    sub.add_argument("--input", required=True, help="your CSV or Parquet table with a SMILES column")
+    sub.add_argument(
+        "--input",
+        required=True,
+        help="your CSV or Parquet table with a SMILES column (checked, every SMILES parsed, before training)",
+    )
     sub.add_argument(
         "--output", required=True, help="where to write it with a `score` column (.csv/.parquet)"
     )
     sub.add_argument(
-        "--model", default="rf", help="rf, xgboost, knn, dnn, compose_full or compose_factorized"
+        "--model",
+        default="rf",
+        help="rf, xgboost, knn, dnn, compose_full or compose_factorized (this one also needs your table's "
+        "building-block columns smiles_a, smiles_b, smiles_c)",
     )
     sub.add_argument("--smiles-column", default="smiles")
     sub.add_argument("--seed", type=int, default=0)

@@ -1,9 +1,12 @@
 """Read and write a KinDEL folder (the real files' layout and columns; see :mod:`.schema`).
 
 `read_folder` checks everything a model relies on before anything is trained, and names what is wrong: a
-missing file or column, a null or negative count (row and column), a SMILES RDKit cannot parse (row and
-column), a split table not row-aligned with the library. The tables are then validated with Great
-Expectations against :data:`.schema.LIBRARY_SCHEMA`, :data:`.schema.SPLIT_SCHEMA` and
+missing file or column, a negative or infinite count (row and column), a SMILES RDKit cannot parse (row and
+column), a split table not row-aligned with the library. As the official KinDEL code reads them
+(`kindel/models/compose/dataset.py` fills missing counts with 0; `kindel/utils/data.py` reads a held-out CSV
+for its `smiles` and `kd` only), a null or NaN library count is read as 0 and a held-out CSV needs only
+`smiles` and `kd` (hash, building blocks, counts and enrichment, when absent, are null). The tables are then
+validated with Great Expectations against :data:`.schema.LIBRARY_SCHEMA`, :data:`.schema.SPLIT_SCHEMA` and
 :data:`.schema.HELDOUT_SCHEMA`.
 """
 
@@ -75,6 +78,12 @@ def check_counts(frame: pl.DataFrame, where: str, nullable: bool = False) -> pl.
     return frame.with_columns(pl.col(c).cast(pl.Float64) for c in (*COUNT_COLUMNS, ENRICHMENT))
 
 
+def _missing_counts_as_zero(frame: pl.DataFrame) -> pl.DataFrame:
+    """Null and NaN sequencing counts read as 0 (the official code's `fillna(0.0)`); other values untouched."""
+    numeric = [c for c in COUNT_COLUMNS if frame.schema[c].is_numeric() or frame.schema[c] == pl.Null]
+    return frame.with_columns(pl.col(c).cast(pl.Float64).fill_nan(None).fill_null(0.0) for c in numeric)
+
+
 def _library(path: Path, max_rows: int | None, seed: int) -> tuple[pl.DataFrame, np.ndarray]:
     frame = pl.read_parquet(path)
     _require_columns(frame, LIBRARY_COLUMNS, path)
@@ -82,7 +91,7 @@ def _library(path: Path, max_rows: int | None, seed: int) -> tuple[pl.DataFrame,
     if max_rows is not None and frame.height > max_rows:
         rows = np.sort(np.random.default_rng(seed).choice(frame.height, size=max_rows, replace=False))
     frame = frame[rows].select(LIBRARY_COLUMNS).with_columns(pl.col("molecule_hash").cast(pl.String))
-    frame = check_counts(frame, str(path))
+    frame = check_counts(_missing_counts_as_zero(frame), str(path))
     parse_smiles(frame["smiles"].to_list(), str(path), "smiles")
     return frame, rows
 
@@ -105,7 +114,12 @@ def _heldout(path: Path) -> pl.DataFrame:
     frame = pl.read_csv(path, infer_schema_length=None)
     if frame.columns and frame.columns[0] not in (*LIBRARY_COLUMNS, KD):
         frame = frame.drop(frame.columns[0])  # pandas' index column
-    _require_columns(frame, ("smiles", "molecule_hash", *SYNTHONS, *COUNT_COLUMNS, ENRICHMENT, KD), path)
+    _require_columns(frame, ("smiles", KD), path)
+    absent = [c for c in LIBRARY_COLUMNS if c not in frame.columns]
+    frame = frame.with_columns(
+        pl.lit(None, dtype=pl.Float64 if c in (*COUNT_COLUMNS, ENRICHMENT) else pl.String).alias(c)
+        for c in absent
+    )
     frame = frame.select(*LIBRARY_COLUMNS, KD).with_columns(
         pl.col("molecule_hash").cast(pl.String), *(pl.col(c).cast(pl.String) for c in SYNTHONS)
     )
