@@ -2,7 +2,9 @@
 
 Your own environment: register it with gymnasium in a module of yours (`gymnasium.register(id=..., entry_point=
 ...)`) and pass `--import your.module`; its observations must be a flat vector of numbers (`--encoder
-continuous`) or of strings (`--encoder categorical`), its actions discrete.
+continuous`) or of strings (`--encoder categorical`), its actions discrete (a gymnasium `Discrete` space: a
+continuous `Box` action space, e.g. Pendulum-v1, is refused before training). Every option error is one line
+naming the option (exit code 2).
 """
 
 from __future__ import annotations
@@ -12,34 +14,105 @@ import importlib
 import json
 from pathlib import Path
 
+from stages.core.errors import PipelineError
 
-def _train(args: argparse.Namespace) -> None:
-    from stages.datasets.environments import EnvSpec, WrapperSpec
+MAX_SEED = 2**32 - 1  # gymnasium and numpy take seeds ≥ 0
+
+
+def _option(field: str) -> str:
+    """The command-line option of a config field (`n_envs` → `--n-envs`)."""
+    return "--" + field.replace("_", "-")
+
+
+def _configs(args: argparse.Namespace):
+    """The PPO and model configs from the options; an invalid value is one line naming its option."""
+    from pydantic import ValidationError
+
     from stages.methods.rl.config import GBRLConfig, MLPConfig, PPOConfig
-    from stages.methods.rl.run import train_policy
+
+    try:
+        ppo = PPOConfig(
+            n_envs=args.n_envs,
+            n_steps=args.n_steps,
+            batch_size=args.batch_size,
+            epochs=args.epochs,
+            gamma=args.gamma,
+            gae_lambda=args.gae_lambda,
+            ent_coef=args.ent_coef,
+        )
+        if args.model == "mlp":
+            config = MLPConfig(lr=args.lr)
+        else:
+            config = GBRLConfig(
+                shared_tree=args.model == "gbrl", policy_lr=args.policy_lr, value_lr=args.value_lr
+            )
+    except ValidationError as error:
+        first = error.errors()[0]
+        field = str(first["loc"][0]) if first["loc"] else "option"
+        raise PipelineError(f"{_option(field)}: {first['input']!r}: {first['msg']}") from None
+    return ppo, config
+
+
+def _checked_env(args: argparse.Namespace):
+    """The environment spec, after importing `--import` modules and checking the env id, wrappers and that
+    the actions are discrete (gymnasium `Discrete`)."""
+    from stages.datasets.environments import EnvSpec, EnvSpecError, WrapperSpec, make_env
 
     for module in args.import_module or []:
-        importlib.import_module(module)
+        try:
+            importlib.import_module(module)
+        except Exception as error:  # the user's module: any failure to import it is theirs to fix
+            raise PipelineError(
+                f"--import {module}: cannot import it ({type(error).__name__}: {error})"
+            ) from None
     spec = EnvSpec(env_id=args.env_id, wrappers=[WrapperSpec(name=name) for name in args.wrapper or []])
-    ppo = PPOConfig(
-        n_envs=args.n_envs,
-        n_steps=args.n_steps,
-        batch_size=args.batch_size,
-        epochs=args.epochs,
-        gamma=args.gamma,
-        gae_lambda=args.gae_lambda,
-        ent_coef=args.ent_coef,
+    try:
+        env = make_env(spec)
+    except EnvSpecError as error:
+        message = str(error).replace("env.env_id", "--env-id").replace("env.wrappers", "--wrapper")
+        raise PipelineError(message) from None
+    except Exception as error:  # gymnasium.make of a registered id that cannot be built here
+        raise PipelineError(
+            f"--env-id {args.env_id}: cannot be built ({type(error).__name__}: {error})".splitlines()[0]
+        ) from None
+    try:
+        _require_discrete(args.env_id, env.action_space)
+    finally:
+        env.close()
+    return spec
+
+
+def _require_discrete(env_id: str, space) -> None:
+    """Refuse an action space other than `Discrete` (GBRL's actor here outputs a categorical distribution)."""
+    from gymnasium import spaces
+
+    if isinstance(space, spaces.Discrete):
+        return
+    kind = "continuous (Box)" if isinstance(space, spaces.Box) else type(space).__name__
+    raise PipelineError(
+        f"--env-id {env_id}: its action space {space} is {kind}; rl-train trains discrete-action policies "
+        "only (a gymnasium Discrete action space)"
     )
-    if args.model == "mlp":
-        config = MLPConfig(lr=args.lr)
-    else:
-        config = GBRLConfig(
-            shared_tree=args.model == "gbrl", policy_lr=args.policy_lr, value_lr=args.value_lr
-        )
-    model, result = train_policy(spec, config, args.encoder, ppo, args.steps, args.seed)
+
+
+def _train(args: argparse.Namespace) -> None:
+    from stages.methods.rl.run import train_policy
+
+    if args.steps < 1:
+        raise PipelineError(f"--steps: {args.steps}; the number of environment steps must be ≥ 1")
+    if not 0 <= args.seed <= MAX_SEED:
+        raise PipelineError(f"--seed: {args.seed}; must be an integer in 0 … {MAX_SEED}")
+    ppo, config = _configs(args)
+    spec = _checked_env(args)
     output = Path(args.output)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    model.save(output)
+    if output.is_dir():
+        raise PipelineError(f"--output {output}: is a folder; give a file path (prefix for gbrl)")
+    model, result = train_policy(spec, config, args.encoder, ppo, args.steps, args.seed)
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        model.save(output)
+    except OSError as error:
+        raise PipelineError(f"--output {output}: cannot write the model ({error})") from None
     summary = {
         "env_id": args.env_id,
         "model": args.model,
@@ -76,7 +149,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         help="gbrl: one shared actor-critic tree per minibatch; gbrl-separate: policy and value trees",
     )
     sub.add_argument("--encoder", choices=["continuous", "categorical"], default="continuous")
-    sub.add_argument("--steps", type=int, default=100_000, help="environment steps (whole rollouts)")
+    sub.add_argument(
+        "--steps", type=int, default=100_000, help="environment steps, ≥ 1 (rounded up to whole rollouts)"
+    )
     sub.add_argument(
         "--output",
         required=True,
