@@ -8,13 +8,15 @@ import pytest
 from stages.core.claims import DesignError, t_interval
 from stages.core.errors import ParamsError
 from stages.core.params import read_params_file, validate_section
-from stages.papers.a2i.claims import all_claims, attack_claim, bias_claim, f1_claim
+from stages.papers.a2i.claims import all_claims, bias_claim, f1_claim, inspection_claim
+from stages.papers.a2i.figures import attack_by_class, attack_markdown
 from stages.papers.a2i.params import A2IParams
 from tests.conftest import REPO_ROOT
 
 
 def params(**changes) -> A2IParams:
     raw = read_params_file(REPO_ROOT / "params.yaml")["a2i"]
+    raw["default"]["datasets"] = ["reviews", "motifs", "rotten_tomatoes"]
     raw.update(changes)
     return validate_section(A2IParams, raw, "a2i")
 
@@ -26,113 +28,163 @@ def test_params_name_the_bad_key():
         params(default={"datasets": ["beer"]})
     with pytest.raises(ParamsError, match="a2i"):
         params(claims={"attack_chance": 0.4})
+    with pytest.raises(ParamsError, match="a2i"):
+        params(claims={"informative_accuracy": 0.5})
 
 
-def made_up_runs(rnp: dict, a2i: dict, seeds: int = 3) -> pl.DataFrame:
+GOOD_RNP = {"f1": 0.5, "sparsity": 0.12, "accuracy": 0.9, "worst": 0.85, "best": 0.95, "gap": 0.6}
+GOOD_A2I = {"f1": 0.7, "sparsity": 0.125, "accuracy": 0.9, "worst": 0.1, "best": 0.3, "gap": 0.05}
+
+
+def made_up_runs(rnp: dict, a2i: dict, seeds: int = 3, full: dict | None = None) -> pl.DataFrame:
+    """Runs of every set: per seed the given values (+0.01·seed), the full-input classifier's dev accuracy."""
+    full = full or {}
     rows = []
     for dataset in ("reviews", "motifs", "rotten_tomatoes"):
         for objective, values in (("rnp", rnp), ("a2i", a2i)):
             for seed in range(seeds):
-                row = {key: value + 0.01 * seed for key, value in values.items()}
-                if dataset != "reviews":
-                    row["selection_gap"] = None
+                v = {key: value + 0.01 * seed for key, value in values.items()}
+                row = {
+                    "f1": v["f1"],
+                    "sparsity": v["sparsity"],
+                    "accuracy": v["accuracy"],
+                    "attack_success_worst": v["worst"],
+                    "attack_success_best": v["best"],
+                    "attack_success_0": v["worst"],
+                    "attack_success_1": v["best"],
+                    "attack_success": (v["worst"] + v["best"]) / 2,
+                    "no_label_token_gap": v["gap"] if dataset == "reviews" else None,
+                    "planted_attack_worst": v.get("planted", 0.95) if dataset == "reviews" else None,
+                }
                 rows.append({"dataset": dataset, "objective": objective, "seed": seed, **row})
-    return pl.DataFrame(rows)
+        for seed in range(seeds):
+            rows.append(
+                {
+                    "dataset": dataset,
+                    "objective": "full",
+                    "seed": seed,
+                    "dev_accuracy": full.get(dataset, 0.95),
+                }
+            )
+    return pl.DataFrame(rows, infer_schema_length=None)
 
 
-BY_DESIGN = ("inspection", "instruction")
+def verdicts(runs: pl.DataFrame, scale: str = "full") -> dict[str, str]:
+    return {claim.id: claim.verdict for claim in all_claims(runs, params(scale=scale))}
 
 
 def test_claims_hold_and_fail_on_made_up_results():
-    good = made_up_runs(
-        {"f1": 0.5, "sparsity": 0.12, "accuracy": 0.9, "attack_success": 0.85, "selection_gap": 0.4},
-        {"f1": 0.7, "sparsity": 0.125, "accuracy": 0.9, "attack_success": 0.5, "selection_gap": 0.05},
+    claims = all_claims(made_up_runs(GOOD_RNP, GOOD_A2I), params(scale="full"))
+    assert {claim.id: claim.verdict for claim in claims} == dict.fromkeys(
+        ("sampling_bias", "inspection", "instruction", "f1_text", "f1_graphs"), "holds"
     )
-    claims = all_claims(good, params())
-    verdicts = {claim.id: claim.verdict for claim in claims}
-    assert verdicts == {
-        "sampling_bias": "holds",
-        "inspection": "inconclusive",
-        "instruction": "inconclusive",
-        "f1_text": "holds",
-        "f1_graphs": "holds",
-    }
     for claim in claims:
         assert claim.unit == "seed" and claim.n == 3
         assert len(claim.could_hold) >= 10 and len(claim.could_fail) >= 10
-    bad = made_up_runs(
-        {"f1": 0.7, "sparsity": 0.12, "accuracy": 0.9, "attack_success": 0.5, "selection_gap": 0.02},
-        {"f1": 0.5, "sparsity": 0.2, "accuracy": 0.8, "attack_success": 0.9, "selection_gap": 0.3},
+    bad_rnp = {"f1": 0.7, "sparsity": 0.12, "accuracy": 0.9, "worst": 0.1, "best": 0.95, "gap": 0.02}
+    bad_a2i = {"f1": 0.5, "sparsity": 0.2, "accuracy": 0.8, "worst": 0.5, "best": 0.9, "gap": 0.3}
+    found = verdicts(made_up_runs(bad_rnp, bad_a2i))
+    assert found == {
+        "sampling_bias": "fails",
+        "inspection": "fails",
+        "instruction": "inconclusive",  # judged only where inspection holds
+        "f1_text": "fails",
+        "f1_graphs": "fails",
+    }
+
+
+def test_graph_f1_is_inconclusive_by_design_at_the_default_scale():
+    for rnp, a2i in ((GOOD_RNP, GOOD_A2I), ({**GOOD_RNP, "f1": 0.9}, GOOD_A2I)):
+        claim = {c.id: c for c in all_claims(made_up_runs(rnp, a2i), params())}["f1_graphs"]
+        assert claim.verdict == "inconclusive" and "only `scale: full` can decide it" in claim.reason
+        assert claim.evidence  # the evidence is still recorded
+
+
+def test_inspection_reads_the_worst_class_not_the_pooled_share():
+    # a predictor defaulting to one class: pooled 0.5, per class 0.0 / 1.0 -> the attack does not work on both
+    defaulting = {**GOOD_RNP, "worst": 0.0, "best": 0.98}
+    runs = made_up_runs(defaulting, GOOD_A2I)
+    assert runs.filter(pl.col("objective") == "rnp")["attack_success"].mean() == pytest.approx(0.5, abs=0.02)
+    assert verdicts(runs)["inspection"] == "fails"
+
+
+def test_inspection_separates_a_flip_that_exists_from_an_attacker_that_finds_it():
+    # the planted rationale flips both classes, the trained attacker only one: the trained part fails
+    reviews_only = {"rotten_tomatoes": 0.5}  # Rotten Tomatoes excluded: the reviews' two parts only
+    runs = made_up_runs({**GOOD_RNP, "worst": 0.1, "planted": 0.98}, GOOD_A2I, full=reviews_only)
+    claim = inspection_claim(runs, params())
+    assert [e.verdict for e in claim.evidence] == ["fails", "holds"] and claim.verdict == "fails"
+    # a predictor robust to the planted words: the planted part fails too
+    claim = inspection_claim(
+        made_up_runs({**GOOD_RNP, "planted": 0.1}, GOOD_A2I, full=reviews_only), params()
     )
-    verdicts = {claim.id: claim.verdict for claim in all_claims(bad, params())}
-    assert {key: value for key, value in verdicts.items() if key not in BY_DESIGN} == dict.fromkeys(
-        ("sampling_bias", "f1_text", "f1_graphs"), "fails"
-    )
+    assert [e.verdict for e in claim.evidence] == ["holds", "fails"] and claim.verdict == "fails"
 
 
-def test_attack_claims_are_inconclusive_by_design_whatever_the_numbers():
-    # attack success on the balanced reviews cannot exceed 0.5, and Rotten Tomatoes decides nothing
-    for rnp_attack, a2i_attack in ((0.95, 0.1), (0.3, 0.9)):
-        runs = made_up_runs(
-            {
-                "f1": 0.5,
-                "sparsity": 0.12,
-                "accuracy": 0.9,
-                "attack_success": rnp_attack,
-                "selection_gap": 0.4,
-            },
-            {
-                "f1": 0.7,
-                "sparsity": 0.12,
-                "accuracy": 0.9,
-                "attack_success": a2i_attack,
-                "selection_gap": 0.05,
-            },
-        )
-        claims = {claim.id: claim for claim in all_claims(runs, params())}
-        for claim_id in BY_DESIGN:
-            claim = claims[claim_id]
-            assert claim.verdict == "inconclusive" and claim.reason.startswith("Inconclusive by design")
-            assert "0.5" in claim.reason and "Rotten Tomatoes decides nothing" in claim.reason
-            assert all(low >= 0 and high <= 1 for low, high in (e.interval for e in claim.evidence))
+def test_instruction_is_judged_only_where_inspection_holds():
+    weak = {**GOOD_RNP, "worst": 0.2}
+    for a2i_best in (0.1, 0.95):  # whatever A2I does
+        claims = {c.id: c for c in all_claims(made_up_runs(weak, {**GOOD_A2I, "best": a2i_best}), params())}
+        assert claims["inspection"].verdict == "fails"
+        assert claims["instruction"].verdict == "inconclusive"
+        assert "only on sets where inspection holds" in claims["instruction"].reason
+    # the instruction fails when A2I leaves one class open (the weakness moved, not removed)
+    moved = {**GOOD_A2I, "worst": 0.05, "best": 0.9}
+    assert verdicts(made_up_runs(GOOD_RNP, moved))["instruction"] == "fails"
 
 
-def test_selection_gap_is_judged_by_a_t_interval_kept_in_range():
+def test_sets_where_the_full_input_model_is_near_chance_decide_nothing():
+    runs = made_up_runs(GOOD_RNP, GOOD_A2I, full={"rotten_tomatoes": 0.58})
+    inspection = inspection_claim(runs, params())
+    assert [e.name.split(" (")[0] for e in inspection.evidence] == [
+        "RNP worst-class",
+        "RNP least-flipped class under the planted rationale",
+    ]
+    assert all("rotten" not in e.name for e in inspection.evidence)
+    assert "decides nothing" in inspection.measured["rotten_tomatoes"]["informative"]
+    chance = made_up_runs(GOOD_RNP, GOOD_A2I, full={"reviews": 0.6, "rotten_tomatoes": 0.6, "motifs": 0.6})
+    claims = {c.id: c for c in all_claims(chance, params())}
+    for claim in claims.values():
+        assert claim.verdict == "inconclusive" and "Inconclusive by" in claim.reason
+
+
+def test_bias_gap_is_judged_by_a_t_interval_kept_in_range():
     # a t interval over these three gaps reaches below 0 (an impossible gap) and straddles 0.2
     def gap_claim(gaps: list[float]):
-        runs = made_up_runs(
-            {"f1": 0.5, "sparsity": 0.12, "accuracy": 0.9, "attack_success": 0.5, "selection_gap": 0.0},
-            {"f1": 0.7, "sparsity": 0.12, "accuracy": 0.9, "attack_success": 0.5, "selection_gap": 0.0},
-        ).with_columns(
+        runs = made_up_runs(GOOD_RNP, {**GOOD_A2I, "gap": 0.0}).with_columns(
             pl.when((pl.col("dataset") == "reviews") & (pl.col("objective") == "rnp"))
             .then(pl.col("seed").replace_strict(dict(enumerate(gaps)), return_dtype=pl.Float64))
-            .otherwise(pl.col("selection_gap"))
-            .alias("selection_gap")
+            .otherwise(pl.col("no_label_token_gap"))
+            .alias("no_label_token_gap")
         )
         return bias_claim(runs, params())
 
     low_gaps = [0.01, 0.02, 0.15]
     assert t_interval(low_gaps)[0] < 0
-    claim = gap_claim(low_gaps)
-    rnp = claim.evidence[0]
+    rnp = gap_claim(low_gaps).evidence[0]
     assert "clipped to [0, 1]" in rnp.interval_kind and rnp.interval[0] == 0 <= rnp.interval[1] <= 1
     assert rnp.verdict == "inconclusive"  # the clipped interval still reaches above 0.2
-    clear_gaps = [0.01, 0.02, 0.03]
-    assert gap_claim(clear_gaps).evidence[0].verdict == "fails"
-    high_gaps = [0.5, 0.55, 0.6]
-    claim = gap_claim(high_gaps)
-    assert claim.evidence[0].verdict == "holds" and claim.verdict == "holds"  # A2I's gap 0 on every seed
-    assert claim.detectable["RNP selection-rate gap of '.'/'-' (reviews, test)"] > 0
+    assert gap_claim([0.01, 0.02, 0.03]).evidence[0].verdict == "fails"
+    claim = gap_claim([0.5, 0.55, 0.6])
+    assert claim.evidence[0].verdict == "holds" and claim.verdict == "holds"
+    assert all(value is not None and value > 0 for value in claim.detectable.values())
 
 
 def test_one_seed_is_refused_where_a_t_interval_is_needed():
-    one = made_up_runs(
-        {"f1": 0.5, "sparsity": 0.12, "accuracy": 0.9, "attack_success": 0.85, "selection_gap": 0.4},
-        {"f1": 0.7, "sparsity": 0.125, "accuracy": 0.9, "attack_success": 0.5, "selection_gap": 0.05},
-        seeds=1,
-    )
+    one = made_up_runs(GOOD_RNP, GOOD_A2I, seeds=1)
     with pytest.raises(DesignError, match="sampling_bias"):
-        all_claims(one, params())
+        bias_claim(one, params())
     with pytest.raises(DesignError, match="f1_text"):
         f1_claim(one, params(), "reviews", "f1_text")
-    assert attack_claim(one, params(), "rnp").verdict == "inconclusive"
+    with pytest.raises(DesignError, match="inspection"):
+        inspection_claim(one, params())
+
+
+def test_per_class_attack_table():
+    runs = made_up_runs(GOOD_RNP, GOOD_A2I)
+    table = attack_by_class(runs)
+    assert len(table) == 3 * 2 * 3 and {row["objective"] for row in table} == {"rnp", "a2i"}
+    first = table[0]
+    assert first["worst_class"] == min(first["class_0"], first["class_1"])
+    text = attack_markdown(table)
+    assert text.count("\n| ") == len(table) + 1 and "worst class" in text

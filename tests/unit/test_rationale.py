@@ -11,6 +11,7 @@ import polars as pl
 import pytest
 import torch
 
+from stages.commands import main
 from stages.core.errors import DataValidationError
 from stages.core.registry import UnknownNameError
 from stages.datasets.rationales.annotations import read_beer_annotations, read_beer_reviews, read_hotel
@@ -20,9 +21,21 @@ from stages.methods.rationale.base import hard_gumbel_mask
 from stages.methods.rationale.config import RationaleConfig
 from stages.methods.rationale.encoders import get_encoder
 from stages.methods.rationale.graph import make_graph_data
-from stages.methods.rationale.metrics import rationale_prf, selection_gap
+from stages.methods.rationale.metrics import (
+    attack_success_by_class,
+    rationale_prf,
+    selection_gap,
+    share_without_label_token,
+)
 from stages.methods.rationale.objectives import instruction_loss, sparsity_loss
-from stages.methods.rationale.own_data import rationalize_file, spans_of, tokenize
+from stages.methods.rationale.own_data import (
+    CHANCE_MARGIN,
+    SPARSITY_TOLERANCE,
+    accuracy_warnings,
+    rationalize_file,
+    spans_of,
+    tokenize,
+)
 from stages.methods.rationale.text import build_vocab, encode_texts, random_embeddings
 from stages.methods.rationale.trainer import build, instruction_term, train_rationalizer
 
@@ -103,14 +116,16 @@ def test_selection_gap_by_class():
     assert gaps["-"] == pytest.approx(1.0) and math.isnan(gaps["."]) and gaps["max"] == pytest.approx(1.0)
 
 
-def test_generated_reviews_plant_what_they_say():
-    frame = generate_reviews(ReviewParams(n_train=600, n_dev=2, n_test=2), 3)
+@pytest.mark.parametrize("opposite", [0, 1, 2])
+def test_generated_reviews_plant_what_they_say(opposite):
+    frame = generate_reviews(ReviewParams(n_train=600, n_dev=2, n_test=2, opposite_words=opposite), 3)
     polarity = {**dict.fromkeys(POSITIVE, 1), **dict.fromkeys(NEGATIVE, 0)}
     for tokens, gold, label in zip(frame["tokens"], frame["gold"], frame["label"], strict=True):
         inside = [t for t, g in zip(tokens, gold, strict=True) if g and t in polarity]
         outside = [t for t, g in zip(tokens, gold, strict=True) if not g and t in polarity]
         assert len(inside) == 3 and all(polarity[t] == label for t in inside)  # gold carries the label
-        assert not outside  # nothing else does
+        # outside the gold only the other aspect's words of the opposite polarity ("bad aroma")
+        assert len(outside) == opposite and all(polarity[t] == 1 - label for t in outside)
     for token in INDEPENDENT:  # filler separators: equally frequent in both classes
         counts = [
             np.mean(
@@ -225,3 +240,71 @@ def test_beer_and_hotel_formats(tmp_path):
     hotel.write_text("id\tlabel\ttext\n0\t3\tgreat location\n")
     with pytest.raises(DataValidationError, match="line 2: label '3'"):
         read_hotel(hotel)
+
+
+def test_attack_success_per_class_shows_a_defaulting_predictor():
+    labels = np.array([0, 0, 0, 1, 1, 1])
+    always_positive = np.ones(6, dtype=int)  # flips every negative row, no positive one
+    assert attack_success_by_class(always_positive, labels) == {0: 1.0, 1: 0.0}
+    assert math.isnan(attack_success_by_class(np.array([1]), np.array([0]))[1])
+
+
+def test_share_of_rationales_without_a_label_bearing_token():
+    tokens = [["great", "bad", "."], ["bad", "head", "."], ["great", "x", "."], ["bad", "great", "."]]
+    selected = [np.array([0, 1, 0]), np.array([1, 1, 0]), np.array([1, 0, 0]), np.array([0, 0, 1])]
+    labels = np.array([1, 0, 1, 0])
+    shares = share_without_label_token(selected, tokens, labels, {0: {"bad"}, 1: {"great"}})
+    assert shares == {0: 0.5, 1: 0.5}  # row 0 selects only the opposite word; row 3 only "."
+
+
+BAD_OPTIONS = [
+    (["--sparsity", "1.5"], "--sparsity"),
+    (["--sparsity", "0"], "--sparsity"),
+    (["--sparsity", "nan"], "--sparsity"),
+    (["--epochs", "0"], "--epochs"),
+    (["--max-len", "0"], "--max-len"),
+    (["--dev-fraction", "-0.5"], "--dev-fraction"),
+    (["--dev-fraction", "1"], "--dev-fraction"),
+    (["--seed", "-1"], "--seed"),
+]
+
+
+@pytest.mark.parametrize(("extra", "option"), BAD_OPTIONS)
+def test_rationalize_refuses_bad_values_in_one_line(tmp_path, capsys, extra, option):
+    table = tmp_path / "t.csv"
+    pl.DataFrame({"text": ["a good film", "a bad film"] * 5, "label": [1, 0] * 5}).write_csv(table)
+    out = tmp_path / "o.parquet"
+    code = main(["rationalize", "--input", str(table), "--output", str(out), *extra])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and option in err and "Traceback" not in err
+    assert not out.exists()
+
+
+def test_rationalize_short_texts_reaches_the_target_or_warns(tmp_path):
+    rng = np.random.default_rng(1)
+    words = ["the", "film", "was", "a", "story", "of", "two", "and", "with", "some", "long", "scenes"]
+    texts, labels = [], []
+    for i in range(120):  # ~17-token reviews, one sentiment word carries the label
+        body = list(rng.choice(words, size=16))
+        body.insert(int(rng.integers(0, 16)), "superb" if i % 2 else "awful")
+        texts.append(" ".join(body))
+        labels.append(i % 2)
+    table = tmp_path / "short.csv"
+    pl.DataFrame({"text": texts, "label": labels}).write_csv(table)
+    summary = rationalize_file(table, tmp_path / "spans.parquet", sparsity=0.15, epochs=3, max_len=32)
+    assert summary["mean_length"] == pytest.approx(17.0)
+    assert summary["weights"]["sparsity"] == pytest.approx(12 * 17 / 150, abs=1e-3)  # scaled to the length
+    assert summary["weights"]["continuity"] == pytest.approx(10 * 17 / 150, abs=1e-3)
+    off = abs(summary["sparsity"] - 0.15) > SPARSITY_TOLERANCE
+    sparsity_warnings = [w for w in summary["warnings"] if "--sparsity" in w]
+    assert bool(sparsity_warnings) == off
+    chance = summary["dev"]["accuracy"] < 0.5 + CHANCE_MARGIN  # balanced labels
+    assert any("held-out accuracy" in w for w in summary["warnings"]) == chance
+
+
+def test_rationalize_warns_when_held_out_accuracy_is_near_chance():
+    assert accuracy_warnings({"accuracy": 0.55}, [0, 1, 0, 1]) and not accuracy_warnings(
+        {"accuracy": 0.9}, [0, 1]
+    )
+    assert accuracy_warnings({"accuracy": 0.8}, [1, 1, 1, 0])  # majority share 0.75
+    assert not accuracy_warnings({}, [])

@@ -1,9 +1,10 @@
 """Rationale metrics on plain arrays: precision/recall/F1 against annotations, sparsity, the per-class
-selection-rate gap of label-independent tokens (the sampling bias), accuracy and attack success."""
+selection-rate gap of label-independent tokens, the per-class share of rationales without a label-bearing token
+(the sampling bias), accuracy and attack success (pooled and per class)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -45,6 +46,40 @@ def accuracy(predicted: np.ndarray, labels: np.ndarray) -> float:
 def attack_success(attacked_predictions: np.ndarray, labels: np.ndarray) -> float:
     """Share of rows where the predictor, reading the attacker's rationale, outputs 1 − Y (chance: 1/2)."""
     return float(np.mean(np.asarray(attacked_predictions) == 1 - np.asarray(labels)))
+
+
+def attack_success_by_class(attacked_predictions: np.ndarray, labels: np.ndarray) -> dict[int, float]:
+    """Per class c, the share of its rows the attacker flips to 1 − c (NaN for a class with no rows).
+
+    Pooled attack success over a balanced set hides a predictor that defaults to one class: it is flipped on
+    every row of the other class and on none of its own, 1.0 / 0.0 per class and 0.5 pooled."""
+    attacked, labels = np.asarray(attacked_predictions), np.asarray(labels)
+    return {
+        label: float(np.mean(attacked[labels == label] == 1 - label))
+        if (labels == label).any()
+        else float("nan")
+        for label in (0, 1)
+    }
+
+
+def share_without_label_token(
+    selected: Sequence[np.ndarray],
+    tokens: Sequence[Sequence[str]],
+    labels: np.ndarray,
+    bearing: Mapping[int, Collection[str]],
+) -> dict[int, float]:
+    """Per class c, the share of its rows whose rationale holds no token of `bearing[c]` (the label-bearing
+    words of class c); NaN for a class with no rows. A generator with sampling bias leaves them out of one
+    class's rationales (the predictor then reads "no evidence" as that class)."""
+    shares = {}
+    for label in (0, 1):
+        rows = [
+            not any(z_t and t in bearing[label] for z_t, t in zip(np.asarray(z), text, strict=False))
+            for z, text, y in zip(selected, tokens, labels, strict=True)
+            if y == label
+        ]
+        shares[label] = float(np.mean(rows)) if rows else float("nan")
+    return shares
 
 
 def selection_rates(

@@ -38,13 +38,16 @@ class Prediction:
     gold: list[np.ndarray] | None = None
 
     def summary(self) -> dict[str, float]:
-        """Accuracy, sparsity, attack success and (with annotations) rationale precision/recall/F1."""
+        """Accuracy, sparsity, attack success (pooled and per class: `attack_success_0`, `attack_success_1`) and
+        (with annotations) rationale precision/recall/F1."""
         out = {
             "accuracy": metrics.accuracy(self.predicted, self.labels),
             "sparsity": metrics.sparsity(self.selected),
         }
         if self.attacked_predicted is not None:
             out["attack_success"] = metrics.attack_success(self.attacked_predicted, self.labels)
+            by_class = metrics.attack_success_by_class(self.attacked_predicted, self.labels)
+            out.update({f"attack_success_{label}": value for label, value in by_class.items()})
         if self.gold is not None:
             out.update(metrics.rationale_prf(self.selected, self.gold))
         return out

@@ -1,35 +1,35 @@
-"""Step `a2i-claims`: the card's claims, three-way verdicts over seeds (the unit of replication; 3 at default).
+"""Step `a2i-claims`: the card's claims, three-way verdicts over seeds (the unit of replication; 5 at default).
 
-- `sampling_bias`: RNP selects a label-independent token at rates that differ by class: RNP's largest
-  per-class selection-rate gap of `.` and `-` (the only tokens looked at) on the generated reviews' test set
-  above `bias_gap`, judged by a t interval over seeds clipped to [0, 1] (a gap cannot leave it; a bootstrap
-  over three seeds would be their observed range), and A2I's gap below RNP's (paired t interval over seeds).
-- `inspection`: RNP's predictor can be attacked: dev attack success of RNP at least `attack_high` (reviews,
-  Rotten Tomatoes). Inconclusive by design: on the reviews attack success is pooled over a balanced dev set
-  where it cannot exceed 0.5 (the predictor answers "positive" when no negative word is selected, and positive
-  reviews hold none), and Rotten Tomatoes decides nothing (even the full-input model is near chance there).
-- `instruction`: A2I brings attack success to about chance: at most `attack_chance` (same sets). Inconclusive
-  by design: the same cap of 0.5 makes it hold on the reviews whatever the instruction does (an artefact), and
-  Rotten Tomatoes decides nothing.
+Rules fixed before any run (README, Claims):
+
+- A set decides a claim only if the full-input classifier reads its label: mean dev accuracy over seeds of the
+  `full` objective at least `informative_accuracy` (0.7). A set below (Rotten Tomatoes with random word
+  vectors: 0.58) is listed in the claim's `measured` with its accuracy and decides nothing.
+- `sampling_bias`: RNP's generator leaves the label-bearing words (the target aspect's sentiment words of the
+  review's label) out of one class's rationales: per seed, |share of class-1 test rationales without one −
+  share of class-0 ones|; RNP's gap above `bias_gap` (t interval over seeds clipped to [0, 1]) and A2I's gap
+  below RNP's (paired t interval over seeds).
+- `inspection`: RNP's predictor can be attacked in *both* classes: its worst-class dev attack success (the
+  class the attacker flips least) at least `attack_high` (t interval over seeds clipped to [0, 1]), for the
+  trained attacker and, on the reviews, for the planted rationale (the other aspect's opposite-polarity words
+  alone: whether the flip exists, apart from whether the attacker finds it). Pooled
+  attack success over a balanced set is recorded beside but not judged: a predictor that defaults to one class
+  on uninformative rationales is flipped on every row of the other class and none of its own (0.5 pooled).
+- `instruction`: A2I leaves no class open to the attacker: its dev attack success in the class flipped most at
+  most `attack_chance`. Judged only where `inspection` holds (else inconclusive by that rule): where RNP is
+  not shown attackable, a low attack success after A2I says nothing about the instruction.
 - `f1_text`, `f1_graphs`: A2I beats RNP on rationale F1 (paired difference above 0) at similar sparsity
-  (|Δ| within `sparsity_tolerance`) and accuracy (A2I at most `accuracy_tolerance` below) on the reviews and
-  on the motif graphs: paired t intervals over seeds.
-
-Attack success is recorded with a t interval over seeds clipped to [0, 1] (a share cannot leave it).
+  (|Δ| within `sparsity_tolerance`) and accuracy (A2I at most `accuracy_tolerance` below): paired t intervals.
+  `f1_graphs` is inconclusive by design at the default scale (budget: the graph runs mostly do not learn),
+  judged at `scale: full`.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
 
-from stages.core.claims import (
-    Claim,
-    Evidence,
-    compare,
-    compare_paired,
-    verdict_claim,
-    write_claims,
-)
+from stages.core.claims import Claim, Evidence, compare, compare_paired, verdict_claim, write_claims
 from stages.core.context import StepContext
 from stages.core.headline import write_headline
 from stages.core.io import read_parquet
@@ -37,138 +37,227 @@ from stages.papers.a2i.params import A2IParams
 
 ATTACKED = ("reviews", "rotten_tomatoes")
 MODALITY = {"reviews": "text", "motifs": "graphs"}
-CAP = (
-    "on the generated reviews attack success is pooled over a balanced dev set and cannot exceed 0.5: the "
-    "predictor answers 'positive' when no negative word is selected and positive reviews contain none, so an "
-    "attacker can flip only the negative half"
+SHARE = (0.0, 1.0)
+GRAPH_BUDGET = (
+    "at the default scale (the 5-minute budget: 5 seeds of 700 graphs, 12 epochs) the graph rationalizers "
+    "mostly do not learn (RNP's and A2I's test accuracy stays near 1/2 on most seeds, so their F1 is that of "
+    "a chance selection at the target sparsity) and the paired interval over seeds is wider than any F1 "
+    "difference between runs that learn; only `scale: full` can decide it (the evidence is recorded)"
 )
-ROTTEN = (
-    "Rotten Tomatoes decides nothing at this scale: with random frozen word vectors even the full-input "
-    "classifier stays near chance there (its accuracy is recorded beside)"
+LABEL_BEARING = (
+    "label-bearing token: a word of the target aspect's sentiment vocabulary with the review's polarity "
+    "(positive words in a positive review, negative words in a negative one); the other aspect's "
+    "opposite-polarity words do not count"
 )
 
 
 def per_seed(runs: pl.DataFrame, dataset: str, objective: str, column: str) -> dict[str, float]:
+    """One value per seed of `column` for a data set and objective (missing values left out)."""
     rows = runs.filter((pl.col("dataset") == dataset) & (pl.col("objective") == objective)).sort("seed")
+    if column not in rows.columns:
+        return {}
     return {
         str(seed): float(value)
         for seed, value in zip(rows["seed"], rows[column], strict=True)
-        if value is not None
+        if value is not None and not np.isnan(value)
     }
 
 
-def datasets_in(runs: pl.DataFrame, wanted) -> list[str]:
-    present = set(runs["dataset"].unique().to_list())
-    return [name for name in wanted if name in present]
+def full_accuracy(runs: pl.DataFrame, dataset: str) -> dict[str, float]:
+    """The full-input classifier's dev accuracy per seed (empty when it was not run)."""
+    return per_seed(runs, dataset, "full", "dev_accuracy")
+
+
+def informative(runs: pl.DataFrame, params: A2IParams, dataset: str) -> tuple[bool, str]:
+    """Whether `dataset` may decide a claim (the full-input rule) and a sentence saying why."""
+    accuracy = full_accuracy(runs, dataset)
+    threshold = params.claims.informative_accuracy
+    if not accuracy:
+        return True, f"{dataset}: no full-input run, the informativeness rule is unchecked"
+    mean = float(np.mean(list(accuracy.values())))
+    if mean < threshold:
+        return False, (
+            f"{dataset} decides nothing: its full-input classifier reaches a mean dev accuracy of {mean:.2f} "
+            f"< {threshold} (the rule fixed before the run)"
+        )
+    return True, f"{dataset}: full-input dev accuracy {mean:.2f} ≥ {threshold}"
+
+
+def present(runs: pl.DataFrame, wanted) -> list[str]:
+    """The data sets of `wanted` that were run, in that order."""
+    names = set(runs["dataset"].unique().to_list())
+    return [name for name in wanted if name in names]
 
 
 def bias_claim(runs: pl.DataFrame, params: A2IParams) -> Claim:
+    """`sampling_bias` on the generated reviews (the only set whose label-bearing words are known)."""
     c = params.claims
-    rnp, a2i = (
-        per_seed(runs, "reviews", "rnp", "selection_gap"),
-        per_seed(runs, "reviews", "a2i", "selection_gap"),
-    )
+    rnp = per_seed(runs, "reviews", "rnp", "no_label_token_gap")
+    a2i = per_seed(runs, "reviews", "a2i", "no_label_token_gap")
+    measured = {
+        f"{objective}_{quantity}": per_seed(runs, "reviews", objective, quantity)
+        for objective in ("rnp", "a2i")
+        for quantity in ("no_label_token_0", "no_label_token_1", "no_label_token_gap")
+    }
     evidence = [
         compare(
-            "RNP selection-rate gap of '.'/'-' (reviews, test)",
+            "RNP gap: share of rationales without a label-bearing token, class 1 vs 0 (reviews, test)",
             rnp,
             c.bias_gap,
             "above",
             c.confidence,
-            note="a gap in [0, 1]: its t interval over seeds is clipped to that range",
-            bounds=(0.0, 1.0),
+            note="a gap of two shares lies in [0, 1]: its t interval over seeds is clipped to that range",
+            bounds=SHARE,
         ),
-        compare_paired("A2I − RNP selection-rate gap", a2i, rnp, 0.0, "below", c.confidence),
+        compare_paired("A2I − RNP gap (reviews, test)", a2i, rnp, 0.0, "below", c.confidence),
     ]
+    usable, why = informative(runs, params, "reviews")
+    extra = {} if usable else {"verdict": "inconclusive", "reason": f"Inconclusive by design: {why}."}
     return verdict_claim(
         id="sampling_bias",
-        statement="RNP's generator selects a label-independent token at different rates per class (sampling bias), "
-        "and A2I reduces it.",
-        measured={"rnp_gap": rnp, "a2i_gap": a2i},
-        criterion="t interval over seeds (clipped to [0, 1]) of RNP's max |P(select | Y=1) − P(select | Y=0)| "
-        f"over the "
-        f"tokens '.' and '-' only, wholly above {c.bias_gap}; paired t interval over seeds of A2I − RNP gap "
-        "wholly below 0",
+        statement="RNP's generator selects rationales whose content depends on the class in a way the data does "
+        "not (sampling bias), and A2I reduces it.",
+        measured={**measured, "informative": why},
+        criterion="per seed, |P(rationale has no label-bearing token | Y=1) − P(… | Y=0)| on the reviews' test "
+        f"set ({LABEL_BEARING}); RNP's t interval over seeds (clipped to [0, 1]) wholly above {c.bias_gap}; "
+        "paired t interval over seeds of A2I − RNP gap wholly below 0",
         evidence=evidence,
-        could_hold=f"RNP's generator picks '.' or '-' by class consistently enough across seeds that the gap's "
-        f"interval clears {c.bias_gap}, and A2I's gap is smaller by more than the seed noise.",
-        could_fail=f"RNP's gap of '.' and '-' stays below {c.bias_gap} on every seed (the reviews plant both "
-        "tokens equally often in both classes), or A2I's gap exceeds RNP's beyond the noise; a bias through any "
-        "other label-independent token is not looked at and cannot show.",
+        could_hold="RNP's generator selects the label-bearing words in one class's reviews and leaves them out "
+        "in the other's (its predictor reading their absence as that class), on every seed, and A2I's gap is "
+        "smaller beyond the seed noise.",
+        could_fail=f"Both classes' rationales carry a label-bearing word about equally often (gap below "
+        f"{c.bias_gap} on the seeds: every review plants three in its gold span), or A2I's gap is not "
+        "smaller than RNP's.",
         unit="seed",
+        **extra,
     )
 
 
-def full_accuracy(runs: pl.DataFrame, dataset: str) -> dict[str, float]:
-    """The full-input classifier's test accuracy per seed (empty when it was not run)."""
-    if "full" not in set(runs["objective"].unique().to_list()):
-        return {}
-    return per_seed(runs, dataset, "full", "accuracy")
-
-
-def attack_claim(runs: pl.DataFrame, params: A2IParams, objective: str) -> Claim:
+def attack_evidence(runs: pl.DataFrame, params: A2IParams, objective: str, dataset: str) -> Evidence:
+    """Inspection: RNP's worst-class attack success; instruction: A2I's attack success in its most-flipped class."""
     c = params.claims
     inspection = objective == "rnp"
-    threshold = c.attack_high if inspection else c.attack_chance
-    evidence: list[Evidence] = []
-    measured: dict = {}
-    for dataset in datasets_in(runs, ATTACKED):
-        values = per_seed(runs, dataset, objective, "attack_success")
-        measured[dataset] = values
-        name = f"{objective.upper()} attack success on {dataset} (dev)"
-        note = "capped at 0.5 on this balanced set (see the claim)" if dataset == "reviews" else ""
-        if dataset == "rotten_tomatoes":
-            full = full_accuracy(runs, dataset)
-            measured["rotten_tomatoes_full_input_accuracy"] = full
-            note = "decides nothing: the full-input classifier is near chance on this set"
-        evidence.append(
-            compare(
-                name,
-                values,
-                threshold,
-                "above" if inspection else "below",
-                c.confidence,
-                note,
-                bounds=(0.0, 1.0),
-            )
-        )
-    direction = "above" if inspection else "below"
-    criterion = (
-        f"t interval over seeds (clipped to [0, 1]) of {objective.upper()}'s dev attack success wholly {direction} "
-        f"{threshold} on every text set; declared inconclusive by design ({CAP}; {ROTTEN})"
+    column = "attack_success_worst" if inspection else "attack_success_best"
+    which = "worst-class (least flipped)" if inspection else "most-flipped class"
+    return compare(
+        f"{objective.upper()} {which} attack success on {dataset} (dev)",
+        per_seed(runs, dataset, objective, column),
+        c.attack_high if inspection else c.attack_chance,
+        "above" if inspection else "below",
+        c.confidence,
+        note="a share: its t interval over seeds is clipped to [0, 1]",
+        bounds=SHARE,
     )
-    if inspection:
-        return verdict_claim(
-            id="inspection",
-            statement="An attacker finds rationales that flip RNP's predictor to the opposite label.",
-            measured=measured,
-            criterion=criterion,
-            evidence=evidence,
-            could_hold=f"It cannot hold by construction: {CAP}, below the {threshold} it needs; {ROTTEN}.",
-            could_fail="It fails on the reviews whatever RNP's predictor does (attack success there cannot reach "
-            f"{threshold}), so a failure would say nothing about the paper's inspection.",
-            unit="seed",
-            verdict="inconclusive",
-            reason=f"Inconclusive by design: {CAP}, so it can never reach {threshold}; {ROTTEN}.",
-        )
+
+
+def planted_evidence(runs: pl.DataFrame, params: A2IParams) -> Evidence:
+    """Inspection's first part (reviews only): RNP's predictor, reading only the other aspect's
+    opposite-polarity words, gives the opposite label in its least-flipped class."""
+    c = params.claims
+    return compare(
+        "RNP least-flipped class under the planted rationale (the other aspect's opposite words) on reviews (dev)",
+        per_seed(runs, "reviews", "rnp", "planted_attack_worst"),
+        c.attack_high,
+        "above",
+        c.confidence,
+        note="a share: its t interval over seeds is clipped to [0, 1]",
+        bounds=SHARE,
+    )
+
+
+def attack_measured(runs: pl.DataFrame, objective: str, datasets, why: dict[str, str]) -> dict:
+    """Pooled and per-class dev attack success per seed of each set (trained attacker, and on the reviews the
+    planted rationale), and each set's informativeness."""
+    columns = (
+        "attack_success",
+        "attack_success_0",
+        "attack_success_1",
+        "planted_attack_0",
+        "planted_attack_1",
+    )
+    return {
+        dataset: {
+            **{column: per_seed(runs, dataset, objective, column) for column in columns},
+            "full_input_dev_accuracy": full_accuracy(runs, dataset),
+            "informative": why[dataset],
+        }
+        for dataset in datasets
+    }
+
+
+def inspection_sets(runs: pl.DataFrame, params: A2IParams) -> list[str]:
+    """The attacked text sets that were run and pass the informativeness rule (inspection's evidence order)."""
+    return [dataset for dataset in present(runs, ATTACKED) if informative(runs, params, dataset)[0]]
+
+
+def inspection_claim(runs: pl.DataFrame, params: A2IParams) -> Claim:
+    """`inspection`: the attacker flips RNP's predictor in both classes of every informative text set."""
+    c = params.claims
+    datasets = present(runs, ATTACKED)
+    checks = {dataset: informative(runs, params, dataset) for dataset in datasets}
+    usable = inspection_sets(runs, params)
+    evidence = [attack_evidence(runs, params, "rnp", dataset) for dataset in usable]
+    if "reviews" in usable:
+        evidence.append(planted_evidence(runs, params))
+    extra = {}
+    if not usable:
+        reasons = "; ".join(why for _, why in checks.values()) or "no text set was run"
+        extra = {"verdict": "inconclusive", "reason": f"Inconclusive by design: {reasons}."}
+    return verdict_claim(
+        id="inspection",
+        statement="An attacker finds rationales that flip RNP's predictor to the opposite label.",
+        measured=attack_measured(runs, "rnp", datasets, {d: why for d, (_, why) in checks.items()}),
+        criterion=f"on every informative text set, the t interval over seeds (clipped to [0, 1]) of RNP's dev "
+        f"attack success in its least-flipped class wholly above {c.attack_high}, for the trained attacker and "
+        "(reviews) for the planted rationale, the other aspect's opposite-polarity words alone; pooled attack "
+        "success is recorded, not judged (a predictor that defaults to one class is flipped on half of a "
+        "balanced set)",
+        evidence=evidence,
+        could_hold="The attacker selects the other aspect's opposite-polarity word (planted in every review of "
+        f"both classes) and RNP's predictor follows it, so both classes are flipped on more than "
+        f"{c.attack_high} of their dev rows on every seed.",
+        could_fail="RNP's predictor ignores a lone opposite-polarity word in one class (it reads the aspect, or "
+        "defaults to that class: the planted part fails), or the attacker, trained jointly within this budget, "
+        "does not find the flip in one class although it exists (the planted part holds, the trained one fails).",
+        unit="seed",
+        **extra,
+    )
+
+
+def instruction_claim(runs: pl.DataFrame, params: A2IParams, inspection: Claim) -> Claim:
+    """`instruction`: after A2I no class stays open to the attacker, judged only where inspection holds."""
+    c = params.claims
+    datasets = present(runs, ATTACKED)
+    checks = {dataset: informative(runs, params, dataset) for dataset in datasets}
+    judged = inspection_sets(runs, params) if inspection.verdict == "holds" else []
+    evidence = [attack_evidence(runs, params, "a2i", dataset) for dataset in (judged or datasets)]
+    extra = {}
+    if not judged:
+        extra = {
+            "verdict": "inconclusive",
+            "reason": "Inconclusive by the design rule: the instruction is judged only on sets where inspection "
+            "holds (RNP attackable in both classes), and it holds on none here, so a low attack success after "
+            "A2I would not show what the instruction does (A2I's numbers are recorded beside).",
+        }
     return verdict_claim(
         id="instruction",
         statement="Instructing the predictor (A2I) brings attack success to about chance.",
-        measured=measured,
-        criterion=criterion,
+        measured=attack_measured(runs, "a2i", datasets, {d: why for d, (_, why) in checks.items()}),
+        criterion=f"on every informative text set where inspection holds, the t interval over seeds (clipped to "
+        f"[0, 1]) of A2I's dev attack success in its most-flipped class wholly below {c.attack_chance}; "
+        "inconclusive where inspection does not hold",
         evidence=evidence,
-        could_hold=f"It holds on the reviews whatever the instruction does: {CAP}, already below {threshold}, "
-        "so a hold is an artefact of the set.",
-        could_fail=f"It cannot fail on the reviews by construction (attack success is capped at 0.5 < "
-        f"{threshold}); it could fail only on Rotten Tomatoes, which decides nothing.",
+        could_hold="The instruction term teaches the predictor to ignore the other aspect's opposite-polarity "
+        f"word the attacker selects, so neither class is flipped on more than {c.attack_chance} of its rows.",
+        could_fail=f"The attacker still flips one class (or both) on more than {c.attack_chance} of its rows "
+        "after A2I (the weakness moved to the other class, or stayed).",
         unit="seed",
-        verdict="inconclusive",
-        reason=f"Inconclusive by design: {CAP}, so it stays below {threshold} with or without the instruction "
-        f"(an artefact); {ROTTEN}.",
+        **extra,
     )
 
 
 def f1_claim(runs: pl.DataFrame, params: A2IParams, dataset: str, claim_id: str) -> Claim:
+    """A2I vs RNP rationale F1 at similar sparsity and accuracy on one set (paired over seeds)."""
     c = params.claims
     get = {
         (o, m): per_seed(runs, dataset, o, m) for o in ("rnp", "a2i") for m in ("f1", "sparsity", "accuracy")
@@ -207,27 +296,32 @@ def f1_claim(runs: pl.DataFrame, params: A2IParams, dataset: str, claim_id: str)
             c.confidence,
         ),
     ]
+    usable, why = informative(runs, params, dataset)
+    extra = {} if usable else {"verdict": "inconclusive", "reason": f"Inconclusive by design: {why}."}
+    if usable and dataset == "motifs" and params.scale == "default":
+        extra = {"verdict": "inconclusive", "reason": f"Inconclusive by design: {GRAPH_BUDGET}."}
     kind = "token" if dataset == "reviews" else "edge"
     return verdict_claim(
         id=claim_id,
         statement=f"A2I beats RNP on rationale F1 at similar sparsity ({MODALITY.get(dataset, dataset)}).",
-        measured={f"{o}_{m}": v for (o, m), v in get.items()},
+        measured={**{f"{o}_{m}": v for (o, m), v in get.items()}, "informative": why},
         criterion="paired t intervals over seeds: A2I − RNP F1 wholly above 0; sparsity difference within "
-        f"±{c.sparsity_tolerance}; "
-        f"accuracy difference wholly above −{c.accuracy_tolerance}",
+        f"±{c.sparsity_tolerance}; accuracy difference wholly above −{c.accuracy_tolerance}",
         evidence=evidence,
         could_hold=f"A2I's {kind} F1 against the planted gold exceeds RNP's from the same initial nets by more "
         f"than the seed noise, while both track the same sparsity target within ±{c.sparsity_tolerance} and "
         f"A2I's accuracy stays within {c.accuracy_tolerance} of RNP's.",
         could_fail=f"RNP's F1 exceeds A2I's beyond the seed noise, or A2I's sparsity drifts more than "
-        f"{c.sparsity_tolerance} from RNP's, or its accuracy falls more than {c.accuracy_tolerance} below; "
-        "with three seeds and runs that sometimes do not learn, intervals are wide and inconclusive is likely.",
+        f"{c.sparsity_tolerance} from RNP's, or its accuracy falls more than {c.accuracy_tolerance} below.",
         unit="seed",
+        **extra,
     )
 
 
 def all_claims(runs: pl.DataFrame, params: A2IParams) -> list[Claim]:
-    claims = [attack_claim(runs, params, "rnp"), attack_claim(runs, params, "a2i")]
+    """Every claim the run's data sets allow, in the README's order."""
+    inspection = inspection_claim(runs, params)
+    claims = [inspection, instruction_claim(runs, params, inspection)]
     if "reviews" in params.grid.datasets:
         claims = [bias_claim(runs, params), *claims, f1_claim(runs, params, "reviews", "f1_text")]
     if "motifs" in params.grid.datasets:

@@ -48,15 +48,26 @@ class Grid(StrictModel):
 class ClaimsParams(StrictModel):
     """Thresholds fixed before any run (the card's CPU criteria)."""
 
-    bias_gap: float = Field(0.2, gt=0, lt=1, description="RNP's selection-rate gap must exceed this")
+    bias_gap: float = Field(
+        0.2,
+        gt=0,
+        lt=1,
+        description="RNP's per-class gap in the share of rationales without a label-bearing token must exceed this",
+    )
     attack_high: float = Field(
-        0.7, gt=0.5, le=1, description="RNP's attack success at least this (inspection)"
+        0.7, gt=0.5, le=1, description="RNP's worst-class attack success at least this (inspection)"
     )
     attack_chance: float = Field(
-        0.6, gt=0.5, le=1, description="A2I's attack success at most this (instruction)"
+        0.6, gt=0.5, le=1, description="A2I's attack success in every class at most this (instruction)"
     )
     sparsity_tolerance: float = Field(0.02, gt=0, description="|A2I − RNP sparsity| within this")
     accuracy_tolerance: float = Field(0.02, gt=0, description="A2I's accuracy at most this below RNP's")
+    informative_accuracy: float = Field(
+        0.7,
+        gt=0.5,
+        le=1,
+        description="a set whose full-input classifier's mean dev accuracy is below this decides no claim",
+    )
     confidence: float = Field(0.95, gt=0, lt=1)
 
 

@@ -16,6 +16,8 @@ DATA = Catalog(
     examples="examples.parquet",
     metrics="metrics.json",
     plot_data="plots/attack_success.csv",
+    attack_classes="attack_by_class.json",
+    attack_classes_table="attack_by_class.md",
     figures="figures",
     claims="claims.json",
     headline="headline.json",
@@ -42,7 +44,7 @@ STEPS = (
     Step(
         name="figures",
         deps=DATA.pick("runs", "history", "examples"),
-        outs=DATA.pick("figures"),
+        outs=DATA.pick("figures", "attack_classes", "attack_classes_table"),
         metrics=DATA.pick("metrics"),
         plots={
             "plot_data": Plot(
@@ -50,7 +52,8 @@ STEPS = (
             )
         },
         params=("a2i.scale",),
-        description="attack success over epochs, F1/sparsity/accuracy bars, one highlighted rationale, metrics table",
+        description="attack success over epochs (per class), F1/sparsity/accuracy bars, one highlighted rationale, "
+        "metrics table, per-class attack success table",
     ),
     Step(
         name="claims",
@@ -58,7 +61,8 @@ STEPS = (
         outs=DATA.pick("claims"),
         headline=DATA.pick("headline"),
         params=(*SCALE, "a2i.claims"),
-        description="sampling bias, inspection, instruction, and A2I vs RNP F1 at similar sparsity (text, graphs)",
+        description="sampling bias (rationales without a label-bearing token per class), inspection (worst-class "
+        "attack success), instruction, and A2I vs RNP F1 at similar sparsity (text, graphs)",
     ),
 )
 

@@ -29,7 +29,8 @@ GRAPH_SCHEMA = {
 
 
 def review_checks(reviews: pl.DataFrame) -> dict:
-    """What the generator planted: gold share, label purity of gold sentiment words, independent-token rates."""
+    """What the generator planted: gold share, label purity of gold sentiment words, sentiment words outside the
+    gold (none of the label's polarity; the other aspect's opposite-polarity words), independent-token rates."""
     tokens, gold, labels = reviews["tokens"].to_list(), reviews["gold"].to_list(), reviews["label"].to_list()
     polarity = {**{word: 1 for word in POSITIVE}, **{word: 0 for word in NEGATIVE}}
     in_gold = [
@@ -39,8 +40,8 @@ def review_checks(reviews: pl.DataFrame) -> dict:
         if f and t in polarity
     ]
     outside = [
-        t
-        for text, g in zip(tokens, gold, strict=True)
+        polarity[t] == y
+        for text, g, y in zip(tokens, gold, labels, strict=True)
         for t, f in zip(text, g, strict=True)
         if not f and t in polarity
     ]
@@ -56,7 +57,8 @@ def review_checks(reviews: pl.DataFrame) -> dict:
     return {
         "planted_fraction": float(sum(map(sum, gold)) / sum(map(len, tokens))),
         "gold_sentiment_matches_label": float(np.mean(in_gold)),
-        "sentiment_words_outside_gold": len(outside),
+        "label_polarity_words_outside_gold": int(sum(outside)),
+        "opposite_polarity_words_per_review": float((len(outside) - sum(outside)) / len(tokens)),
         "independent_tokens_per_review": per_class,
     }
 

@@ -2,9 +2,10 @@
 
 RNP and A2I of one data set and seed start from the same initial nets (same torch seed) and differ only in the
 instruction term; both train the attacker (RNP's is the inspection only). Dev metrics after every epoch go to
-`history.parquet`; test metrics (rationale F1 and sparsity against the gold, accuracy, the selection-rate gap
-of the label-independent tokens) and dev attack success after the last epoch go to `runs.parquet`; the first
-seed's rationales of a few test reviews go to `examples.parquet` (for the figure).
+`history.parquet`; test metrics (rationale F1 and sparsity against the gold, accuracy, per class the share of
+rationales without a label-bearing token, the selection-rate gap of the separators), dev accuracy and dev
+attack success after the last epoch (pooled, per class, worst and most-flipped class) go to `runs.parquet`;
+the first seed's rationales of a few test reviews go to `examples.parquet` (for the figure).
 """
 
 from __future__ import annotations
@@ -14,17 +15,36 @@ import torch
 
 from stages.core.context import StepContext
 from stages.core.io import read_parquet, write_parquet
-from stages.core.progress import progress
 from stages.core.seeding import derive_seed
-from stages.datasets.rationales.reviews import INDEPENDENT
+from stages.datasets.rationales.reviews import INDEPENDENT, LABEL_WORDS
 from stages.methods.rationale.config import RationaleConfig
 from stages.methods.rationale.encoders import get_encoder
-from stages.methods.rationale.metrics import selection_gap
+from stages.methods.rationale.metrics import selection_gap, share_without_label_token
 from stages.methods.rationale.trainer import train_rationalizer
+from stages.models.workers import map_runs
 from stages.papers.a2i.data import graph_splits, text_splits
 from stages.papers.a2i.params import ENCODER_OF, A2IParams
 
-METRICS = ("accuracy", "sparsity", "precision", "recall", "f1", "attack_success", "selection_gap")
+METRICS = (
+    "accuracy",
+    "dev_accuracy",
+    "sparsity",
+    "precision",
+    "recall",
+    "f1",
+    "attack_success",
+    "attack_success_0",
+    "attack_success_1",
+    "attack_success_worst",
+    "attack_success_best",
+    "planted_attack_0",
+    "planted_attack_1",
+    "planted_attack_worst",
+    "selection_gap",
+    "no_label_token_0",
+    "no_label_token_1",
+    "no_label_token_gap",
+)
 
 
 def load_splits(params: A2IParams, ctx: StepContext) -> dict[str, dict]:
@@ -56,19 +76,66 @@ def config_of(params: A2IParams, dataset: str) -> RationaleConfig:
 
 
 def one_run(
-    dataset: str, splits: dict, objective: str, config: RationaleConfig, seed: int, tokens
+    dataset: str,
+    splits: dict,
+    objective: str,
+    config: RationaleConfig,
+    seed: int,
+    tokens,
+    dev_tokens=None,
 ) -> tuple[dict, list[dict], object]:
-    """Train one model; its test/dev metrics, its dev history and its test prediction."""
+    """Train one model; its test/dev metrics, its dev history and its test prediction (`tokens`, `dev_tokens`:
+    the test and dev reviews' words, for the label-bearing shares and the planted attack)."""
     encoder = get_encoder(ENCODER_OF[dataset])
     model = train_rationalizer(encoder, splits["train"], splits["dev"], config, objective, seed)
     test = model.predict(splits["test"], seed=seed)
     row = {metric: None for metric in METRICS}
     row.update(test.summary())
-    row["attack_success"] = model.history[-1].get("attack_success")  # the card: attack success on dev
+    row.update(dev_attack(model.history[-1]))
+    row["dev_accuracy"] = model.history[-1]["accuracy"]
     row["target_sparsity"] = model.target
     if tokens is not None and objective != "full":
         row["selection_gap"] = selection_gap(test.selected, tokens, test.labels, INDEPENDENT)["max"]
+        shares = share_without_label_token(test.selected, tokens, test.labels, LABEL_WORDS)
+        row.update({f"no_label_token_{label}": share for label, share in shares.items()})
+        row["no_label_token_gap"] = abs(shares[1] - shares[0])
+    if dev_tokens is not None and objective != "full":
+        planted = planted_attack(model, splits["dev"], dev_tokens)
+        row.update({f"planted_attack_{label}": value for label, value in planted.items()})
+        row["planted_attack_worst"] = min(planted.values())
     return row, model.history, test
+
+
+@torch.no_grad()
+def planted_attack(model, dev, dev_tokens: list[list[str]]) -> dict[int, float]:
+    """Per class c, the share of dev reviews the predictor reads as 1 − c from the rationale the data plants
+    for an attacker: only the other aspect's sentiment words of polarity 1 − c (no trained attacker). It shows
+    whether the predictor *can* be flipped in each class, apart from whether the trained attacker finds how."""
+    model.predictor.eval()
+    batch = model.encoder.batch(dev, list(range(len(dev))))
+    labels = batch.labels.numpy()
+    z = torch.zeros_like(batch.mask)
+    for row, (text, label) in enumerate(zip(dev_tokens, labels, strict=True)):
+        for position, token in enumerate(text[: z.shape[1]]):
+            z[row, position] = float(token in LABEL_WORDS[1 - int(label)])
+    flipped = model.predictor(batch, z * batch.mask).argmax(-1).numpy() == 1 - labels
+    return {label: float(flipped[labels == label].mean()) for label in (0, 1)}
+
+
+def dev_attack(last: dict) -> dict:
+    """Dev attack success after the last epoch (the card's), pooled and per class; `worst`: the class the
+    attacker flips least (inspection needs both classes flipped), `best`: the one it flips most (instruction
+    needs no class left open). Empty (None) for the full-input classifier."""
+    if "attack_success" not in last:
+        return {}
+    by_class = [last["attack_success_0"], last["attack_success_1"]]
+    return {
+        "attack_success": last["attack_success"],
+        "attack_success_0": by_class[0],
+        "attack_success_1": by_class[1],
+        "attack_success_worst": min(by_class),
+        "attack_success_best": max(by_class),
+    }
 
 
 def example_rows(dataset: str, objective: str, tokens, test, count: int) -> list[dict]:
@@ -89,25 +156,35 @@ def example_rows(dataset: str, objective: str, tokens, test, count: int) -> list
 
 def run(ctx: StepContext) -> None:
     params: A2IParams = ctx.params
-    torch.set_num_threads(1)  # tiny nets: one thread per process, the same bytes on every machine
     data = load_splits(params, ctx)
-    test_tokens = {
-        "reviews": read_parquet(ctx.input("reviews")).filter(pl.col("split") == "test")["tokens"].to_list()
-    }
-    runs, history, examples = [], [], []
+    reviews = read_parquet(ctx.input("reviews")) if "reviews" in params.grid.datasets else None
+    test_tokens, dev_tokens = {}, {}
+    if reviews is not None:
+        test_tokens["reviews"] = reviews.filter(pl.col("split") == "test")["tokens"].to_list()
+        dev_tokens["reviews"] = reviews.filter(pl.col("split") == "dev")["tokens"].to_list()
     jobs = [
         (d, o, s) for d in params.grid.datasets for s in params.grid.seeds for o in params.grid.objectives
     ]
-    for dataset, objective, seed in progress(jobs, desc="a2i runs"):
-        run_seed = derive_seed(ctx.common.seed, "a2i", dataset, seed)  # shared by the objectives: paired runs
-        tokens = test_tokens.get(dataset)
-        row, trace, test = one_run(
-            dataset, data[dataset], objective, config_of(params, dataset), run_seed, tokens
+    tasks = [
+        (
+            dataset,
+            data[dataset],
+            objective,
+            config_of(params, dataset),
+            derive_seed(ctx.common.seed, "a2i", dataset, seed),  # shared by the objectives: paired runs
+            test_tokens.get(dataset),
+            dev_tokens.get(dataset),
         )
+        for dataset, objective, seed in jobs
+    ]
+    # each run on one thread, `common.threads` runs side by side (the outputs do not depend on it)
+    results = map_runs(one_run, tasks, ctx.common.threads, desc="a2i runs")
+    runs, history, examples = [], [], []
+    for (dataset, objective, seed), (row, trace, test) in zip(jobs, results, strict=True):
         runs.append({"dataset": dataset, "objective": objective, "seed": seed, **row})
         history += [{"dataset": dataset, "objective": objective, "seed": seed, **record} for record in trace]
         if seed == params.grid.seeds[0] and dataset == "reviews":
-            examples += example_rows(dataset, objective, tokens, test, params.examples)
+            examples += example_rows(dataset, objective, test_tokens[dataset], test, params.examples)
         ctx.log(
             f"{dataset} {objective} seed {seed}: "
             + ", ".join(f"{k} {v:.3f}" for k, v in row.items() if isinstance(v, float))
