@@ -6,17 +6,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from stages.models.lm.decoding import Generation, generate_batch
+from stages.models.lm.decoding import Generation, generate_batch, generate_scored_batch
 
-MESSAGE_REQUEST = "Tell your partner, in one short sentence, the key fact above."
+MESSAGE_REQUEST = "Summarize the text above for a partner who has not read it. Keep every name."
 
 
 @dataclass(frozen=True)
 class Exchange:
-    """B's answer and, for natural language, A's message."""
+    """B's answer, for natural language A's message, and (when asked) log p_B(gold answer | B's prompt)."""
 
     answer: Generation
     message: Generation | None = None
+    logprob: float | None = None
 
 
 def silent(lm_b: Any, x_b: str, max_new_tokens: int, top_p: float | None = None, seed: int = 0) -> Exchange:
@@ -62,10 +63,12 @@ def skyline_batch(
     max_new_tokens: int,
     top_p: float | None = None,
     seed: int = 0,
+    golds: list[list[int]] | None = None,
 ) -> list[Exchange]:
-    """B on each x_A and x_B together (one left-padded batch)."""
-    prompts = [lm_b.chat_ids(f"{x_a}\n{x_b}") for x_a, x_b in zip(xs_a, xs_b, strict=True)]
-    return [Exchange(answer) for answer in generate_batch(lm_b, prompts, max_new_tokens, top_p, seed)]
+    """B on each x_A and x_B together (one left-padded batch); with `golds`, each gold answer scored too."""
+    prompts = [skyline_prompt(lm_b, x_a, x_b) for x_a, x_b in zip(xs_a, xs_b, strict=True)]
+    answers, scores = _answer(lm_b, prompts, max_new_tokens, top_p, seed, golds)
+    return [Exchange(answer, None, score) for answer, score in zip(answers, scores, strict=True)]
 
 
 def natural_language_batch(
@@ -78,13 +81,33 @@ def natural_language_batch(
     top_p: float | None = None,
     seed: int = 0,
     request: str = MESSAGE_REQUEST,
+    golds: list[list[int]] | None = None,
 ) -> list[Exchange]:
-    """`natural_language` for every pair (x_A, x_B): A's messages in one batch, then B's answers in one."""
-    asks = [lm_a.chat_ids(f"{x_a}\n{request}") for x_a in xs_a]
+    """`natural_language` for every pair (x_A, x_B): A's messages in one batch, then B's answers in one (with
+    `golds`, each gold answer scored after B's prompt with the message)."""
+    asks = [lm_a.chat_ids(f"{x_a}\n\n{request}") for x_a in xs_a]
     messages = generate_batch(lm_a, asks, max_message_tokens, top_p, seed)
-    prompts = [
-        lm_b.chat_ids(f"Your partner says: {message.text.strip()}\n{x_b}")
-        for message, x_b in zip(messages, xs_b, strict=True)
+    prompts = [message_prompt(lm_b, message.text, x_b) for message, x_b in zip(messages, xs_b, strict=True)]
+    answers, scores = _answer(lm_b, prompts, max_new_tokens, top_p, seed, golds)
+    return [
+        Exchange(answer, message, score)
+        for answer, message, score in zip(answers, messages, scores, strict=True)
     ]
-    answers = generate_batch(lm_b, prompts, max_new_tokens, top_p, seed)
-    return [Exchange(answer, message) for answer, message in zip(answers, messages, strict=True)]
+
+
+def _answer(lm_b, prompts, max_new_tokens, top_p, seed, golds) -> tuple[list[Generation], list[float | None]]:
+    """B's answers to `prompts` and, with `golds`, log p_B(gold | prompt) from the same prefill."""
+    if golds is None:
+        return generate_batch(lm_b, prompts, max_new_tokens, top_p, seed), [None] * len(prompts)
+    answers, scores = generate_scored_batch(lm_b, prompts, golds, max_new_tokens, top_p, seed)
+    return answers, list(scores)
+
+
+def skyline_prompt(lm_b: Any, x_a: str, x_b: str) -> list[int]:
+    """B's prompt when it sees x_A and x_B together."""
+    return lm_b.chat_ids(f"{x_a}\n{x_b}")
+
+
+def message_prompt(lm_b: Any, message: str, x_b: str) -> list[int]:
+    """B's prompt with A's natural-language message before x_B."""
+    return lm_b.chat_ids(f"Your partner says: {message.strip()}\n{x_b}")

@@ -16,6 +16,8 @@ from stages.models.lm.decoding import (
     continuation_logprobs_shared,
     generate,
     generate_batch,
+    generate_scored_batch,
+    generate_scored_shared,
     generate_shared,
 )
 from stages.models.lm.hooks import edit_rows, residuals
@@ -162,6 +164,38 @@ def graft_shared(
     lengths = [len(prompts[index]) for index in row_prompt]
     context = plans_context(lm_b, plans, -1, lengths)
     return generate_shared(lm_b, prompts, row_prompt, max_new_tokens, top_p, seed, context)
+
+
+def graft_batch_scored(
+    lm_b: Any,
+    prompts: list[list[int]],
+    golds: list[list[int]],
+    plans: list[Plan],
+    max_new_tokens: int,
+    top_p: float | None = None,
+    seed: int = 0,
+) -> tuple[list[Generation], list[float]]:
+    """`graft_batch` and log p_B(golds[r] | prompts[r], plans[r]) from the same grafted prefill."""
+    context = plans_context(lm_b, plans, -1, [len(ids) for ids in prompts])
+    return generate_scored_batch(lm_b, prompts, golds, max_new_tokens, top_p, seed, context)
+
+
+def graft_shared_scored(
+    lm_b: Any,
+    prompts: list[list[int]],
+    row_prompt: list[int],
+    golds: list[list[int]],
+    plans: list[Plan],
+    max_new_tokens: int,
+    top_p: float | None = None,
+    seed: int = 0,
+) -> tuple[list[Generation], list[float]]:
+    """`graft_shared` and log p_B(golds[i] | prompts[i], plans[r]) per row r (i = row_prompt[r]) from the same
+    grafted pass over the last prompt token."""
+    _check_last_token(plans)
+    lengths = [len(prompts[index]) for index in row_prompt]
+    context = plans_context(lm_b, plans, -1, lengths)
+    return generate_scored_shared(lm_b, prompts, row_prompt, golds, max_new_tokens, top_p, seed, context)
 
 
 def graft_logprobs_shared(

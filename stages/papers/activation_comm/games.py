@@ -5,8 +5,9 @@
 - Tip Sheets: x_A a tip sheet on three invented companies, exactly one with good news; x_B asks which of the
   three to invest in. The answer is the good one.
 
-An answer counts as correct when the first candidate the output names (countries: any country of the table;
-tips: the item's three companies; whole words, case-insensitive) is the gold answer.
+An answer counts as correct when the option it chooses is the gold answer: the first candidate the output names
+(countries: any country of the table; tips: the item's three companies; whole words, case-insensitive) that no
+negation just before it rejects ("Daxara, not Arasol" chooses Daxara; "avoid Arasol, buy Daxara" too).
 """
 
 from __future__ import annotations
@@ -157,7 +158,22 @@ def check_unique_answers(games: pl.DataFrame) -> None:
             raise ValueError(f"{where}: answer {row['answer']!r} overlaps candidates {clashes}")
 
 
+NEGATION = re.compile(
+    r"(?:\bnot|\bnor|\bnever|n't|\bavoid|\binstead of|\brather than|\bthan|\bover|\bagainst)(?:\s+(?:the|in|to|for))?$"
+)
+
+
+def chosen_option(text: str, candidates: list[str]) -> str | None:
+    """The candidate the output chooses: the first one it names that is not rejected by a negation right before
+    it ("not X", "avoid X", "rather than X", "Y over X"); None when it names none (or rejects every one)."""
+    found = sorted((at, name) for name in candidates if (at := first_mention(text, name)) is not None)
+    for at, name in found:
+        before = text[:at].lower().rstrip(" ,:;\"'(-")
+        if not NEGATION.search(before):
+            return name
+    return None
+
+
 def is_correct(output: str, answer: str, candidates: list[str]) -> bool:
-    """The first candidate the output names is the answer (a list of all three names the first one)."""
-    found = [(at, name) for name in candidates if (at := first_mention(output, name)) is not None]
-    return bool(found) and min(found)[1] == answer
+    """The option the output chooses (:func:`chosen_option`) is the answer."""
+    return chosen_option(output, candidates) == answer

@@ -12,6 +12,7 @@ DATA = Catalog(
     sweep="sweep.parquet",
     results="results.parquet",
     setup="setup.json",
+    nl_messages="nl_messages.md",
     metrics="metrics.json",
     plot_data="plots/accuracy_flops.csv",
     figures="figures",
@@ -34,14 +35,16 @@ STEPS = (
         deps=DATA.pick("games"),
         outs=DATA.pick("sweep"),
         params=(*SCALE, *MODELS),
-        description="f = replace at each swept k = j on the dev items: gold-answer log-prob and greedy accuracy",
+        description="f = replace at each swept k = j: gold-answer log-prob on dev and test items, greedy accuracy "
+        "on dev items",
     ),
     Step(
         name="evaluate",
         deps=DATA.pick("games", "sentences", "sweep"),
-        outs=DATA.pick("results", "setup"),
+        outs=DATA.pick("results", "setup", "nl_messages"),
         params=(*SCALE, *MODELS, "activation_comm.map", "activation_comm.methods"),
-        description="at the best k = j: train AC(W), then every method on the test items with tokens and FLOPs",
+        description="at the best k = j: train AC(W) to a held-out error, then every method on the test items: "
+        "answer, gold log-prob, tokens and FLOPs; a sample of natural-language messages",
     ),
     Step(
         name="figures",

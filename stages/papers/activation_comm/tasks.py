@@ -13,11 +13,13 @@ from stages.papers.activation_comm.games import generate_games
 from stages.papers.activation_comm.params import ActivationCommParams
 
 
-def corpus_sentences(corpus_path: str | None, count: int) -> pl.DataFrame:
-    """The first `count` distinct snippets of 20–300 characters."""
+def corpus_sentences(corpus_path: str | None, count: int, max_chars: int = 300) -> pl.DataFrame:
+    """The first `count` distinct snippets of 20 to `max_chars` characters."""
     path = corpus_file(TextSourceParams(corpus_path=corpus_path))
     texts = read_reviews(path)["text"].str.strip_chars()
-    kept = texts.filter(texts.str.len_chars().is_between(20, 300)).unique(maintain_order=True).head(count)
+    kept = (
+        texts.filter(texts.str.len_chars().is_between(20, max_chars)).unique(maintain_order=True).head(count)
+    )
     if kept.len() < count:
         raise DataValidationError(f"{path}: {kept.len()} usable sentences, activation_comm needs {count}")
     return pl.DataFrame({"text": kept})
@@ -28,5 +30,7 @@ def run(ctx: StepContext) -> None:
     grid = params.grid
     games = generate_games(grid.task_seed, {"dev": grid.dev_items, "test": grid.test_items})
     write_parquet(games, ctx.output("games"))
-    write_parquet(corpus_sentences(params.corpus_path, grid.sentences), ctx.output("sentences"))
+    write_parquet(
+        corpus_sentences(params.corpus_path, grid.sentences, grid.sentence_chars), ctx.output("sentences")
+    )
     ctx.log(f"{games.height} game items, {grid.sentences} corpus sentences")
