@@ -108,17 +108,19 @@ def test_inspection_reads_the_worst_class_not_the_pooled_share():
     assert verdicts(runs)["inspection"] == "fails"
 
 
-def test_inspection_separates_a_flip_that_exists_from_an_attacker_that_finds_it():
-    # the planted rationale flips both classes, the trained attacker only one: the trained part fails
-    reviews_only = {"rotten_tomatoes": 0.5}  # Rotten Tomatoes excluded: the reviews' two parts only
+def test_inspection_is_the_trained_attacker_with_the_planted_rationale_beside():
+    # the planted rationale flips both classes, the trained attacker only one: inspection fails, and the planted
+    # shares are recorded (a flip existed that the attacker missed), not judged
+    reviews_only = {"rotten_tomatoes": 0.5}  # Rotten Tomatoes excluded: the reviews only
     runs = made_up_runs({**GOOD_RNP, "worst": 0.1, "planted": 0.98}, GOOD_A2I, full=reviews_only)
     claim = inspection_claim(runs, params())
-    assert [e.verdict for e in claim.evidence] == ["fails", "holds"] and claim.verdict == "fails"
-    # a predictor robust to the planted words: the planted part fails too
+    assert [e.verdict for e in claim.evidence] == ["fails"] and claim.verdict == "fails"
+    assert "planted_attack_0" in claim.measured["reviews"]
+    # a predictor robust to the planted words but flipped by what the attacker selects: inspection holds
     claim = inspection_claim(
         made_up_runs({**GOOD_RNP, "planted": 0.1}, GOOD_A2I, full=reviews_only), params()
     )
-    assert [e.verdict for e in claim.evidence] == ["holds", "fails"] and claim.verdict == "fails"
+    assert [e.verdict for e in claim.evidence] == ["holds"] and claim.verdict == "holds"
 
 
 def test_instruction_is_judged_only_where_inspection_holds():
@@ -136,10 +138,7 @@ def test_instruction_is_judged_only_where_inspection_holds():
 def test_sets_where_the_full_input_model_is_near_chance_decide_nothing():
     runs = made_up_runs(GOOD_RNP, GOOD_A2I, full={"rotten_tomatoes": 0.58})
     inspection = inspection_claim(runs, params())
-    assert [e.name.split(" (")[0] for e in inspection.evidence] == [
-        "RNP worst-class",
-        "RNP least-flipped class under the planted rationale",
-    ]
+    assert [e.name.split(" (")[0] for e in inspection.evidence] == ["RNP worst-class"]
     assert all("rotten" not in e.name for e in inspection.evidence)
     assert "decides nothing" in inspection.measured["rotten_tomatoes"]["informative"]
     chance = made_up_runs(GOOD_RNP, GOOD_A2I, full={"reviews": 0.6, "rotten_tomatoes": 0.6, "motifs": 0.6})

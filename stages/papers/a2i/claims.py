@@ -9,12 +9,12 @@ Rules fixed before any run (README, Claims):
   review's label) out of one class's rationales: per seed, |share of class-1 test rationales without one −
   share of class-0 ones|; RNP's gap above `bias_gap` (t interval over seeds clipped to [0, 1]) and A2I's gap
   below RNP's (paired t interval over seeds).
-- `inspection`: RNP's predictor can be attacked in *both* classes: its worst-class dev attack success (the
-  class the attacker flips least) at least `attack_high` (t interval over seeds clipped to [0, 1]), for the
-  trained attacker and, on the reviews, for the planted rationale (the other aspect's opposite-polarity words
-  alone: whether the flip exists, apart from whether the attacker finds it). Pooled
-  attack success over a balanced set is recorded beside but not judged: a predictor that defaults to one class
-  on uninformative rationales is flipped on every row of the other class and none of its own (0.5 pooled).
+- `inspection`: the trained attacker flips RNP's predictor in *both* classes: its worst-class dev attack
+  success (the class the attacker flips least) at least `attack_high` (t interval over seeds clipped to
+  [0, 1]). The planted rationale (the other aspect's opposite-polarity words alone) is recorded beside, not
+  judged: it tells, when the attacker falls short, whether a flip exists that it missed. Pooled attack success
+  over a balanced set is recorded beside but not judged: a predictor that defaults to one class on
+  uninformative rationales is flipped on every row of the other class and none of its own (0.5 pooled).
 - `instruction`: A2I leaves no class open to the attacker: its dev attack success in the class flipped most at
   most `attack_chance`. Judged only where `inspection` holds (else inconclusive by that rule): where RNP is
   not shown attackable, a low attack success after A2I says nothing about the instruction.
@@ -150,21 +150,6 @@ def attack_evidence(runs: pl.DataFrame, params: A2IParams, objective: str, datas
     )
 
 
-def planted_evidence(runs: pl.DataFrame, params: A2IParams) -> Evidence:
-    """Inspection's first part (reviews only): RNP's predictor, reading only the other aspect's
-    opposite-polarity words, gives the opposite label in its least-flipped class."""
-    c = params.claims
-    return compare(
-        "RNP least-flipped class under the planted rationale (the other aspect's opposite words) on reviews (dev)",
-        per_seed(runs, "reviews", "rnp", "planted_attack_worst"),
-        c.attack_high,
-        "above",
-        c.confidence,
-        note="a share: its t interval over seeds is clipped to [0, 1]",
-        bounds=SHARE,
-    )
-
-
 def attack_measured(runs: pl.DataFrame, objective: str, datasets, why: dict[str, str]) -> dict:
     """Pooled and per-class dev attack success per seed of each set (trained attacker, and on the reviews the
     planted rationale), and each set's informativeness."""
@@ -197,8 +182,6 @@ def inspection_claim(runs: pl.DataFrame, params: A2IParams) -> Claim:
     checks = {dataset: informative(runs, params, dataset) for dataset in datasets}
     usable = inspection_sets(runs, params)
     evidence = [attack_evidence(runs, params, "rnp", dataset) for dataset in usable]
-    if "reviews" in usable:
-        evidence.append(planted_evidence(runs, params))
     extra = {}
     if not usable:
         reasons = "; ".join(why for _, why in checks.values()) or "no text set was run"
@@ -208,17 +191,16 @@ def inspection_claim(runs: pl.DataFrame, params: A2IParams) -> Claim:
         statement="An attacker finds rationales that flip RNP's predictor to the opposite label.",
         measured=attack_measured(runs, "rnp", datasets, {d: why for d, (_, why) in checks.items()}),
         criterion=f"on every informative text set, the t interval over seeds (clipped to [0, 1]) of RNP's dev "
-        f"attack success in its least-flipped class wholly above {c.attack_high}, for the trained attacker and "
-        "(reviews) for the planted rationale, the other aspect's opposite-polarity words alone; pooled attack "
-        "success is recorded, not judged (a predictor that defaults to one class is flipped on half of a "
-        "balanced set)",
+        f"attack success in its least-flipped class wholly above {c.attack_high}, for the attacker trained "
+        "beside RNP (the paper's protocol); pooled attack success and the planted rationale (the other "
+        "aspect's opposite-polarity words alone) are recorded, not judged",
         evidence=evidence,
-        could_hold="The attacker selects the other aspect's opposite-polarity word (planted in every review of "
-        f"both classes) and RNP's predictor follows it, so both classes are flipped on more than "
-        f"{c.attack_high} of their dev rows on every seed.",
-        could_fail="RNP's predictor ignores a lone opposite-polarity word in one class (it reads the aspect, or "
-        "defaults to that class: the planted part fails), or the attacker, trained jointly within this budget, "
-        "does not find the flip in one class although it exists (the planted part holds, the trained one fails).",
+        could_hold="The attacker selects words (the other aspect's opposite-polarity word is in every review of "
+        f"both classes) that RNP's predictor follows, so both classes are flipped on more than "
+        f"{c.attack_high} of their dev rows.",
+        could_fail="RNP's predictor reads the aspect or the whole span rather than lone sentiment words, so in "
+        "one class no selection the attacker finds flips it (the planted rationale, recorded beside, tells "
+        "whether a flip existed that the attacker missed).",
         unit="seed",
         **extra,
     )
