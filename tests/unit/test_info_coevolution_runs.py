@@ -12,7 +12,6 @@ from stages.core.params import ParamsError, read_params_file, validate_section
 from stages.models import workers
 from stages.papers.info_coevolution.claims import censored_by_cap
 from stages.papers.info_coevolution.params import InfoCoevolutionParams
-from stages.papers.info_coevolution.workers import map_runs as info_map_runs
 from tests.conftest import REPO_ROOT
 
 
@@ -52,12 +51,9 @@ def threads_and_square(value: int) -> tuple[int, int]:
     return torch.get_num_threads(), value * value
 
 
-@pytest.mark.parametrize(
-    "map_runs", [info_map_runs, workers.map_runs]
-)  # the shared copy (A2I) and Info-Coev's
 @pytest.mark.parametrize("count", [1, 2])
-def test_runs_come_back_in_task_order_each_on_one_thread(map_runs, count):
+def test_runs_come_back_in_task_order_each_on_one_thread(count):
     threads = torch.get_num_threads()
-    results = map_runs(threads_and_square, [(value,) for value in range(5)], count, "test runs")
+    results = workers.map_runs(threads_and_square, [(value,) for value in range(5)], count, "test runs")
     assert results == [(1, value * value) for value in range(5)]
     assert torch.get_num_threads() == threads  # restored here after the in-process runs

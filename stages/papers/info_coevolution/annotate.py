@@ -5,8 +5,8 @@ supervised teacher). Writes the learning curves (annotations, FixMatch mask rate
 gain, stop flag, and the view's diagnostics: temperature, confident share and precision, radii and the share of
 neighbours inside them, per round),
 the annotated sample ids with their round, and the wall-clock timings (kept apart so the data outputs are
-byte-identical across reruns). The runs go to `workers` one-thread processes (`workers.py`); each run depends
-only on its own seeds, so the outputs do not depend on the number of workers.
+byte-identical across reruns). The runs go to `workers` one-thread processes (`stages/models/workers.py`);
+each run depends only on its own seeds, so the outputs do not depend on the number of workers.
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from stages.core.schema import ColumnSpec, TableSchema
 from stages.core.validate import ensure_valid
 from stages.methods.selection.online.loop import AnnotationRun, run_online_annotation
 from stages.methods.selection.online.registry import make_strategy
+from stages.models.workers import map_runs
 from stages.papers.info_coevolution.data import PoolAndTest, load_pool_and_test
 from stages.papers.info_coevolution.params import InfoCoevolutionParams
 from stages.papers.info_coevolution.reference import run_seed_value
-from stages.papers.info_coevolution.workers import map_runs
 
 CURVES_SCHEMA = TableSchema(
     name="info_coevolution curves",

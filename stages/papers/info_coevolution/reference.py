@@ -15,9 +15,9 @@ from stages.core.seeding import derive_seed
 from stages.methods.selection.online.loop import fit_model
 from stages.methods.selection.online.strategy import TrainingTargets
 from stages.models.training import fit_scaler
+from stages.models.workers import map_runs
 from stages.papers.info_coevolution.data import PoolAndTest, load_pool_and_test
 from stages.papers.info_coevolution.params import InfoCoevolutionParams
-from stages.papers.info_coevolution.workers import map_runs
 
 
 def run_seed_value(base_seed: int, seed: int) -> int:
