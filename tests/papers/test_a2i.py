@@ -100,6 +100,18 @@ def test_graph_f1_is_inconclusive_by_design_at_the_default_scale():
         assert claim.evidence  # the evidence is still recorded
 
 
+def test_graph_f1_without_graph_runs_is_inconclusive_and_says_where_it_is_judged():
+    raw = read_params_file(REPO_ROOT / "params.yaml")["a2i"]
+    raw["default"]["datasets"] = ["reviews"]
+    claims = {
+        c.id: c for c in all_claims(made_up_runs(GOOD_RNP, GOOD_A2I), validate_section(A2IParams, raw, "a2i"))
+    }
+    graphs = claims["f1_graphs"]
+    assert graphs.verdict == "inconclusive" and graphs.n == 0 and not graphs.evidence
+    assert "run only at `scale: full`" in graphs.reason
+    assert claims["f1_text"].verdict == "holds"  # the reviews still decide their own claims
+
+
 def test_inspection_reads_the_worst_class_not_the_pooled_share():
     # a predictor defaulting to one class: pooled 0.5, per class 0.0 / 1.0 -> the attack does not work on both
     defaulting = {**GOOD_RNP, "worst": 0.0, "best": 0.98}
