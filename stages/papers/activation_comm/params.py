@@ -30,7 +30,7 @@ class Grid(StrictModel):
         10, ge=1, description="items per game the k = j is chosen on (never scored as test)"
     )
     test_items: int = Field(
-        40, ge=2, description="items per game every method (and every swept depth) is scored on"
+        24, ge=2, description="items per game every method (and every swept depth) is scored on"
     )
     depth_fractions: list[float] = Field(
         default_factory=lambda: list(ALL_DEPTHS),
@@ -57,7 +57,7 @@ class MapParams(StrictModel):
 
     max_epochs: int = Field(800, ge=1)
     target_error: float = Field(
-        0.05, gt=0, description="stop once the held-out relative error is at most this"
+        0.1, gt=0, description="stop once the held-out relative error is at most this"
     )
     heldout_fraction: float = Field(
         0.125, gt=0, lt=1, description="sentences kept out of training, to check W"
