@@ -3,6 +3,8 @@
 - Parquet (zstd, Polars) write + read of Fashion-MNIST, 70k × 784 uint8, against NumPy `.npy` as reference.
 - A no-op `dvc repro` of the whole repository (workspace must be up to date).
 - MRMC vs EL2N selection time on the same pool (scoring only, and with the shared trace).
+- Stage start-up: process start to the step function, for stages with and without torch
+  (`stages/startup_bench.py`; targets ≤ 1 s without torch, ≤ 2 s with it).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from stages.core.io import read_parquet, write_json, write_parquet
 from stages.core.metrics import new_figure, save_figure
 from stages.core.timing import median_seconds
 from stages.datasets.classification import from_arrays, to_arrays
+from stages.startup_bench import bench_stage_startup
 
 RESULTS_DIR = Path("reports/benchmarks")
 
@@ -103,8 +106,8 @@ def bench_selection(pool_size: int = 60_000, epochs: int = 10, repeats: int = 20
 
 
 def plot(results: dict, path: Path) -> None:
-    """Three panels: Parquet vs .npy, no-op repro vs target, selection seconds per method."""
-    figure, panels = new_figure(12, 3.6, ncols=3)
+    """Four panels: Parquet vs .npy, no-op repro vs target, selection seconds per method, stage start-up."""
+    figure, panels = new_figure(16, 3.6, ncols=4)
     parquet = results["parquet"]
     panels[0].bar(
         ["parquet", ".npy (ref)", "target"],
@@ -121,6 +124,16 @@ def plot(results: dict, path: Path) -> None:
     selection = results["selection"]["seconds"]
     panels[2].bar(list(selection), [value * 1000 for value in selection.values()], color="C0")
     panels[2].set_title(f"selection on {results['selection']['pool_size']:,} samples (ms)")
+    startup = results["stage_startup"]
+    panels[3].bar(
+        [row["stage"] for row in startup],
+        [row["median_s"] for row in startup],
+        color=["C1" if row["torch_loaded"] else "C0" for row in startup],
+    )
+    panels[3].axhline(1.0, color="C3", linestyle="--", linewidth=1)
+    panels[3].axhline(2.0, color="C3", linestyle=":", linewidth=1)
+    panels[3].set_title("stage start-up to step (s; orange: torch)")
+    panels[3].tick_params(axis="x", rotation=45)
     save_figure(figure, path)
 
 
@@ -131,6 +144,7 @@ def run_benchmarks(root: str | Path = ".") -> dict:
         "parquet": bench_parquet(root),
         "noop_repro": bench_noop_repro(root),
         "selection": bench_selection(),
+        "stage_startup": bench_stage_startup({"workspace": root}),
     }
     out = root / RESULTS_DIR
     write_json(results, out / "benchmarks.json")

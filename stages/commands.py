@@ -146,12 +146,17 @@ def contributed_commands() -> list[AddCommands]:
     return [importlib.import_module(module).add_commands for module in modules]
 
 
-def add_library_commands(commands: argparse._SubParsersAction, extra_benchmarks: Mapping[str, str]) -> None:
-    """The commands every install has (no Prefect needed)."""
+def add_stage_command(commands: argparse._SubParsersAction) -> None:
+    """`stage NAME`: what every `dvc.yaml` stage runs."""
     stage = commands.add_parser("stage", help="run one dvc.yaml stage (what `dvc repro` calls)")
     stage.add_argument("name", help="stage name, e.g. mrmc-trace or data-fashion_mnist")
     stage.add_argument("--params", default="params.yaml")
     stage.set_defaults(handler=_stage)
+
+
+def add_library_commands(commands: argparse._SubParsersAction, extra_benchmarks: Mapping[str, str]) -> None:
+    """The commands every install has (no Prefect needed)."""
+    add_stage_command(commands)
 
     dvc_yaml = commands.add_parser(
         "dvc-yaml", help="generate dvc.yaml from the step specs (--check: compare)"
@@ -232,6 +237,13 @@ def build_parser(
     return parser
 
 
+def stage_parser() -> argparse.ArgumentParser:
+    """The parser of `stage NAME` alone: a stage process (one per DVC stage) imports no paper's commands."""
+    parser = argparse.ArgumentParser(prog="icml25", description="run one dvc.yaml stage")
+    add_stage_command(parser.add_subparsers(dest="command", required=True))
+    return parser
+
+
 def main(
     argv: list[str] | None = None,
     extra_commands: Iterable[AddCommands] = (),
@@ -242,7 +254,10 @@ def main(
         os.environ.setdefault(key, value)
     if not kernels_loaded():  # a process's first command pins the kernels; an in-process call keeps its own
         pin_kernels()
-    args = build_parser(extra_commands, extra_benchmarks).parse_args(argv)
+    words = sys.argv[1:] if argv is None else argv
+    stage_call = bool(words) and words[0] == "stage"
+    parser = stage_parser() if stage_call else build_parser(extra_commands, extra_benchmarks)
+    args = parser.parse_args(argv)
     try:
         args.handler(args)
     except PipelineError as error:

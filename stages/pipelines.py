@@ -3,6 +3,7 @@ running one DVC stage: `icml25 stage <name>` is the command each `dvc.yaml` stag
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -92,13 +93,35 @@ def all_pipelines(raw_params: Mapping[str, Any] | None = None) -> list[Pipeline]
     return [params_pipeline(), data_pipeline(raw), CORESET, *papers, report_pipeline()]
 
 
-def find_stage(stage_name: str, raw_params: Mapping[str, Any]) -> tuple[Pipeline, Step]:
-    """The pipeline and step behind a DVC stage name such as `mrmc-trace` or `data-digits`."""
-    pipelines = all_pipelines(raw_params)
+def _own_paper_pipelines(stage_name: str) -> list[Pipeline]:
+    """The pipelines of the registered papers whose id prefixes `stage_name` (importing only those)."""
+    from stages.papers.registry import PAPER_SPECS
+
+    return [
+        importlib.import_module(spec).PAPER.pipeline
+        for spec in PAPER_SPECS
+        if stage_name.startswith(spec.split(".")[2] + "-")
+    ]
+
+
+def _step_named(stage_name: str, pipelines: list[Pipeline]) -> tuple[Pipeline, Step] | None:
     for pipeline in pipelines:
         for step in pipeline.steps:
             if pipeline.stage_name(step) == stage_name:
                 return pipeline, step
+    return None
+
+
+def find_stage(stage_name: str, raw_params: Mapping[str, Any]) -> tuple[Pipeline, Step]:
+    """The pipeline and step behind a DVC stage name such as `mrmc-trace` or `data-digits` (a paper's stage
+    imports that paper alone: a stage process pays for no other paper's modules)."""
+    found = _step_named(stage_name, _own_paper_pipelines(stage_name))
+    if found:
+        return found
+    pipelines = all_pipelines(raw_params)
+    found = _step_named(stage_name, pipelines)
+    if found:
+        return found
     names = [name for pipeline in pipelines for name in pipeline.stage_names()]
     raise PipelineError(f"unknown stage '{stage_name}'; stages: {', '.join(names)}")
 

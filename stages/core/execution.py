@@ -14,7 +14,7 @@ from typing import Any
 from stages.core.context import StepContext
 from stages.core.errors import PipelineError
 from stages.core.io import OutputTransaction
-from stages.core.seeding import pin_threads, seed_everything
+from stages.core.seeding import seed_and_pin
 
 
 def execute(
@@ -28,8 +28,7 @@ def execute(
     root: Path,
 ) -> None:
     """Seed from `common.seed`, pin `common.threads`, run `function(ctx, **args)`, publish outputs atomically."""
-    seed_everything(common.seed)  # steps derive their own seeds; this pins any library-level randomness too
-    pin_threads(common.threads)
+    seed_and_pin(common.seed, common.threads)  # steps derive their own seeds; this pins library-level ones
     with OutputTransaction(root) as transaction:
         context = StepContext(
             stage=stage,

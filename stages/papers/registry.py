@@ -1,8 +1,13 @@
-"""The registered papers, one line each. A paper is held to the shared contract (tests/papers) by being here."""
+"""The registered papers, one line each. A paper is held to the shared contract (tests/papers) by being here.
+
+`PAPERS` imports every paper's pipeline on first use; `paper_spec` finds one paper's module without that, so a
+stage process imports its own paper only.
+"""
 
 from __future__ import annotations
 
 import importlib
+from functools import cache
 
 from stages.core.registry import Registry
 from stages.papers.paper import Paper
@@ -22,7 +27,23 @@ PAPER_SPECS = (
     "stages.papers.activation_comm.pipeline",
 )
 
-PAPERS: Registry[Paper] = Registry("paper")
-for _spec in PAPER_SPECS:
-    _paper = importlib.import_module(_spec).PAPER
-    PAPERS.add(_paper.id, _paper)
+
+def paper_spec(paper_id: str) -> str | None:
+    """The pipeline module of registered paper `paper_id`, or None."""
+    return next((spec for spec in PAPER_SPECS if spec.split(".")[2] == paper_id), None)
+
+
+@cache
+def _all_papers() -> Registry[Paper]:
+    papers: Registry[Paper] = Registry("paper")
+    for spec in PAPER_SPECS:
+        paper = importlib.import_module(spec).PAPER
+        papers.add(paper.id, paper)
+    return papers
+
+
+def __getattr__(name: str) -> Registry[Paper]:
+    """`PAPERS`: every registered paper, imported on first use."""
+    if name == "PAPERS":
+        return _all_papers()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
