@@ -14,11 +14,10 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from stages.core.dvc_graph import locked_paper_stages
 from stages.core.errors import PipelineError
 from stages.core.git import git_output
+from stages.core.params import load_yaml
 from stages.experiments import experiment_revs
 
 WORKSPACE = "workspace"
@@ -98,14 +97,14 @@ def audit_record(paper: str, run: str = WORKSPACE, workspace: str | Path = ".") 
             )
         rev = revs[run]
     source = _Revision(workspace, rev)
-    lock = (yaml.safe_load(source.git_file("dvc.lock")) or {}).get("stages", {})
+    lock = (load_yaml(source.git_file("dvc.lock"), f"{rev or workspace}: dvc.lock") or {}).get("stages", {})
     stages = locked_paper_stages(lock, paper)
     if not stages:
         raise PipelineError(
             f"nothing to audit: dvc.lock has no stage of {paper} (run `dvc repro {paper}-claims`)"
         )
     recorded = recorded_params(lock, stages)
-    current = flatten(yaml.safe_load(source.git_file("params.yaml")) or {})
+    current = flatten(load_yaml(source.git_file("params.yaml"), f"{rev or workspace}: params.yaml") or {})
     hashes = {
         f"{entry['path']}": entry.get("md5", "")
         for name in stages

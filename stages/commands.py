@@ -259,8 +259,23 @@ def main(
     parser = stage_parser() if stage_call else build_parser(extra_commands, extra_benchmarks)
     args = parser.parse_args(argv)
     try:
+        refuse_clashing_paths(args)
         args.handler(args)
     except PipelineError as error:
         print(f"error: {error}", file=sys.stderr)
         return error.exit_code
+    except OSError as error:  # a path the user gave that the system refuses (/proc, a read-only folder, ...)
+        if error.filename is None or args.command == "stage":  # a stage's own failure keeps its traceback
+            raise
+        print(f"error: {error.filename}: {error.strerror or error}", file=sys.stderr)
+        return 2
     return 0
+
+
+def refuse_clashing_paths(args: argparse.Namespace) -> None:
+    """Stop before any work when an output is also an input or two outputs name one path."""
+    from stages.core.user_paths import clashing_paths
+
+    problems = clashing_paths(args)
+    if problems:
+        raise PipelineError("\n".join(problems))

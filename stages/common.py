@@ -32,7 +32,12 @@ DatasetsParams = datasets_model()
 class CommonParams(StrictModel):
     """Settings shared by every paper: the base seed and where each raw dataset comes from."""
 
-    seed: int = Field(0, ge=0, description="Base seed; each paper derives its own seeds from it.")
+    seed: int = Field(
+        0,
+        ge=0,
+        lt=2**32,
+        description="Base seed (< 2³², what NumPy and torch accept); each paper derives its own.",
+    )
     threads: int = Field(
         2,
         ge=1,

@@ -5,13 +5,17 @@ fails only after its earlier outputs are gone. This stage runs first instead: it
 `params.yaml` file (any edit, a typo key or an unknown section included, reruns it) and every stage that reads
 no other stage's output depends on it, so in `dvc repro` and `dvc exp run` it precedes every stage. It checks
 every section against its params model, section names against the registry, and every user-supplied input
-(a dep no stage produces) for existence and, for Parquet files, readability. Its one output never changes,
-so a valid edit reruns nothing beyond the stages that read the edited keys.
+(a dep no stage produces) for existence and for being what its stage reads: each source's `check` and each
+paper's `input_check` name a folder given for a file, a file that is not Parquet, a missing column or file.
+Its one output never changes, so a valid edit reruns nothing beyond the stages that read the edited keys.
+(A missing dep does not stop DVC either: it deletes the stage's outputs, then fails.)
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -80,12 +84,58 @@ def input_problems(raw: Mapping[str, Any], root: Path) -> list[str]:
     return problems
 
 
+def kind_problems(raw: Mapping[str, Any], root: Path) -> list[str]:
+    """What each source's and paper's own check finds wrong with the user's files: a folder where a file is
+    due, a file that is not Parquet, a missing column or IDX file (`Source.check`, `Paper.input_check`).
+    A check runs when its stage reads a user-supplied input (a path no stage produces)."""
+    from stages.common import CommonParams
+    from stages.core.steps import import_ref
+    from stages.datasets.pipeline import configured, source_step
+    from stages.datasets.registry import get_source, source_names
+    from stages.papers.registry import PAPERS
+
+    supplied = set(user_inputs(raw))
+
+    def reads_user_input(steps) -> bool:
+        return any(
+            resolve_template(path, raw) in supplied for step in steps for path in step.data_deps(raw).values()
+        )
+
+    common = validate_section(CommonParams, raw.get("common"), "common")
+    problems: list[str] = []
+    with _inside(root):  # the params' relative paths are the workspace's
+        for name in source_names():
+            source, params = get_source(name), getattr(common.datasets, name)
+            if source.check and configured(name, raw) and reads_user_input([source_step(name)]):
+                problems += source.check(params)
+        for paper_id in PAPERS.names():
+            paper = PAPERS.get(paper_id)
+            if paper.input_check and reads_user_input(paper.pipeline.steps):
+                params = validate_section(paper.pipeline.model(), raw.get(paper_id), paper_id)
+                problems += import_ref(paper.input_check)(params)
+    return problems
+
+
+@contextmanager
+def _inside(folder: Path) -> Iterator[None]:
+    previous = Path.cwd()
+    os.chdir(folder)
+    try:
+        yield
+    finally:
+        os.chdir(previous)
+
+
 def check_params(params_path: str | Path = PARAMS_FILE, root: str | Path = ".") -> None:
     """Raise one PipelineError listing every problem with the params file and the inputs it names."""
     raw = read_params_file(params_path)
     problems = section_problems(raw, str(params_path))
     if not problems:
-        problems = input_problems(raw, Path(root))
+        problems = kind_problems(raw, Path(root))
+        named = " ".join(problems)
+        problems += [
+            problem for problem in input_problems(raw, Path(root)) if problem.split(":")[0] not in named
+        ]
     if problems:
         raise PipelineError("\n".join(problems))
 

@@ -2,7 +2,8 @@
 
 A stage writes every output through an :class:`OutputTransaction`: files go to temporary siblings and are
 renamed into place only when the whole stage succeeded, so a failing stage leaves no partial outputs and
-never damages what an earlier run produced.
+never damages what an earlier run produced. A user's command publishes the same way but replaces only what
+it owns: a file, or a folder that carries its mark (`OWNER_MARK`) from an earlier run; never another folder.
 """
 
 from __future__ import annotations
@@ -91,8 +92,13 @@ def write_text(text: str, path: str | Path) -> None:
 @contextmanager
 def atomic_path(final: Path) -> Iterator[Path]:
     """Yield a temporary sibling of `final`; it replaces `final` only if the block succeeds."""
-    final.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent)
+    if final.is_dir():
+        raise PipelineError(f"{final}: is a folder; give a file path (nothing was written)")
+    try:
+        final.parent.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent)
+    except OSError as error:
+        raise PipelineError(f"{final}: cannot write there ({error.strerror or error})") from None
     os.close(fd)
     tmp = Path(name)
     os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; give outputs the usual permissions
@@ -104,6 +110,7 @@ def atomic_path(final: Path) -> Iterator[Path]:
 
 
 STAGING_PREFIX = ".icml25-staging-"
+OWNER_MARK = ".icml25-output"  # in each folder a user's command wrote: the folder is the command's to replace
 
 
 def remove_stale_staging(root: Path) -> list[Path]:
@@ -127,15 +134,29 @@ def _process_alive(pid: int) -> bool:
     return True
 
 
+def ensure_replaceable(path: Path) -> None:
+    """Raise unless a user's command may publish at `path`: nothing there, a file, or a folder bearing the
+    mark of an earlier icml25 command (call it before the work too, to refuse early)."""
+    if path.is_dir() and not path.is_symlink() and not (path / OWNER_MARK).is_file():
+        raise PipelineError(
+            f"{path}: an existing folder this command did not write; give a new path (nothing was written)"
+        )
+
+
 class OutputTransaction:
     """Collects a stage's outputs in a staging folder and moves them into place together on success.
 
     Use ``with OutputTransaction() as out: write_parquet(df, out.path("data/x.parquet"))``. On an exception,
     the staging folder is deleted and the final paths are left as they were.
+
+    `owner=None` is a DVC stage's transaction: its declared outputs are its own (DVC owns them). A user's
+    command passes its name: each folder it publishes gets an `OWNER_MARK` file, and an existing folder without
+    one (the user's) is refused, naming it, before anything is moved.
     """
 
-    def __init__(self, root: str | Path = ".") -> None:
+    def __init__(self, root: str | Path = ".", owner: str | None = None) -> None:
         self._root = Path(root)
+        self._owner = owner
         self._staging: Path | None = None
         self._targets: dict[Path, Path] = {}
 
@@ -172,6 +193,8 @@ class OutputTransaction:
         missing = [str(final) for final, staged in self._targets.items() if not staged.exists()]
         if missing:
             raise RuntimeError(f"stage declared outputs it did not write: {', '.join(missing)}")
+        if self._owner is not None:
+            self._claim_folders()
         for final, staged in self._targets.items():
             final.parent.mkdir(parents=True, exist_ok=True)
             if final.is_dir() and not final.is_symlink():
@@ -179,3 +202,11 @@ class OutputTransaction:
             elif final.exists() or final.is_symlink():
                 final.unlink()
             os.replace(staged, final)
+
+    def _claim_folders(self) -> None:
+        """Refuse a target that is a folder this command did not write; mark the folders it publishes."""
+        for final in self._targets:
+            ensure_replaceable(final)
+        for staged in self._targets.values():
+            if staged.is_dir():
+                (staged / OWNER_MARK).write_text(f"written by {self._owner}\n")

@@ -1,6 +1,9 @@
 """Typed params: `params.yaml` has a `common:` section and one section per paper, each a pydantic model.
 
-Unknown keys and wrong types fail at stage start with the dotted key and the file name.
+Unknown keys and wrong types fail at stage start with the dotted key and the file name. The file is read as
+DVC reads it (YAML 1.2 through ruamel's safe loader): `1e-4` is a float and `yes` a string in the stages,
+in `dvc params diff` and in `dvc.lock` alike; a duplicate key is an error, not a silent last-one-wins, and
+aliases may not expand past `MAX_YAML_VALUES` values.
 """
 
 from __future__ import annotations
@@ -10,12 +13,14 @@ import json
 from pathlib import Path
 from typing import Any, Literal, TypeVar, get_args, get_origin
 
-import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
+from ruamel.yaml import YAML
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from stages.core.errors import ParamsError
 
 PARAMS_FILE = "params.yaml"
+MAX_YAML_VALUES = 100_000  # far above any params file; a nested-alias bomb stops here
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
@@ -35,15 +40,54 @@ def strict_validate(model: type[ModelT], raw: Any) -> ModelT:
     return model.model_validate_json(json.dumps(raw, default=str), strict=True)
 
 
+def load_yaml(text: str, source: str) -> Any:
+    """Parse YAML 1.2 text as DVC does; a syntax error, a duplicate key or an alias bomb is a ParamsError
+    naming `source` and the line."""
+    try:
+        loaded = YAML(typ="safe").load(text)
+    except YAMLError as error:
+        raise ParamsError(f"{source}: not valid YAML: {_yaml_problem(error)}") from None
+    _check_size(loaded, source)
+    return loaded
+
+
+def _yaml_problem(error: YAMLError) -> str:
+    if isinstance(error, MarkedYAMLError) and error.problem:
+        mark = error.problem_mark
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+        return f"{error.problem}{where}"
+    return str(error).strip().splitlines()[0]
+
+
+def _check_size(loaded: Any, source: str) -> None:
+    """Count values as a reader would see them, aliases expanded; stop past MAX_YAML_VALUES."""
+    pending, seen = [loaded], 0
+    while pending:
+        node = pending.pop()
+        seen += 1
+        if seen > MAX_YAML_VALUES:
+            raise ParamsError(
+                f"{source}: YAML aliases expand to more than {MAX_YAML_VALUES:,} values; write the values out"
+            )
+        if isinstance(node, dict):
+            pending.extend(node.keys())
+            pending.extend(node.values())
+        elif isinstance(node, list):
+            pending.extend(node)
+
+
 def read_params_file(path: str | Path = PARAMS_FILE) -> dict[str, Any]:
     """Load a params YAML file as a dict (empty file → empty dict)."""
     path = Path(path)
     if not path.is_file():
         raise ParamsError(f"{path}: params file not found")
     try:
-        loaded = yaml.safe_load(path.read_text()) or {}
-    except yaml.YAMLError as error:
-        raise ParamsError(f"{path}: not valid YAML: {error}") from error
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise ParamsError(
+            f"{path}: not UTF-8 text (byte {error.object[error.start]:#04x} at {error.start})"
+        ) from None
+    loaded = load_yaml(text, str(path)) or {}
     if not isinstance(loaded, dict):
         raise ParamsError(f"{path}: top level must be a mapping of sections")
     return loaded
@@ -108,11 +152,7 @@ def parse_override(text: str) -> tuple[list[str], Any]:
     parts = [part for part in key.strip().split(".") if part]
     if not parts:
         raise ParamsError(f"override '{text}': empty key")
-    try:
-        return parts, yaml.safe_load(value)
-    except yaml.YAMLError as error:
-        problem = str(error).splitlines()[0]
-        raise ParamsError(f"override '{text}': the value is not valid YAML ({problem})") from None
+    return parts, load_yaml(value, f"override '{text}'")
 
 
 def apply_overrides(params: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
@@ -132,4 +172,7 @@ def apply_overrides(params: dict[str, Any], overrides: list[str]) -> dict[str, A
 
 def write_params_file(params: dict[str, Any], path: str | Path) -> None:
     """Write params back as YAML, keeping key order."""
-    Path(path).write_text(yaml.safe_dump(params, sort_keys=False))
+    writer = YAML(typ="rt")  # keeps key order; reads back (YAML 1.2) to the same values
+    writer.default_flow_style = False
+    with Path(path).open("w", encoding="utf-8") as handle:
+        writer.dump(params, handle)

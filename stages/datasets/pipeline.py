@@ -18,6 +18,7 @@ def source_step(name: str) -> Step:
         args={"source": name},
         modules=(source_module(name),),
         deps=source.deps,
+        dynamic_deps=source.dynamic_deps,
         outs=source.outputs(),
         params=(f"common.datasets.{name}",),
         description=source.description,

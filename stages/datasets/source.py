@@ -9,7 +9,7 @@ environments add a modality, not a new path through the platform).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,7 +49,10 @@ class Source:
     - `optional` sources get a stage only when `common.datasets.<name>` is set in params.yaml (they need a
       path of the user's);
     - `describe(params)`, for a user's table, says which columns were read and how labels were encoded (written
-      to the validation report as `read_as`).
+      to the validation report as `read_as`);
+    - `dynamic_deps(raw_params)` adds deps that exist only under some params (a user's path that may be unset);
+    - `check(params)` lists what is wrong with the user's files (wrong kind, missing files or columns); the params
+      gate runs it before DVC deletes any output (`stages.core.inputs`).
     """
 
     name: str
@@ -62,6 +65,8 @@ class Source:
     schema: Any = None
     optional: bool = False
     describe: Callable[[Any], dict[str, Any]] | None = None
+    dynamic_deps: Callable[[Mapping[str, Any]], dict[str, str]] | None = None
+    check: Callable[[Any], list[str]] | None = None
 
     def outputs(self) -> dict[str, str]:
         """The stage's outputs by role."""

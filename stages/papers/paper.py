@@ -17,7 +17,9 @@ class Paper:
     """A reproduced paper: id (= params section = stage prefix), title, pipeline and extras.
 
     - `benchmarks`: `module:function` returning a JSON-able dict (`icml25 bench <id>` runs it);
-    - `commands`: modules whose `add_commands(subparsers)` adds own-data commands to `icml25`.
+    - `commands`: modules whose `add_commands(subparsers)` adds own-data commands to `icml25`;
+    - `input_check`: `module:function` taking the paper's params and listing what is wrong with the user's
+      files they name (the params gate runs it before DVC deletes any output).
 
     Wall-clock seconds go only to files under a `timings/` folder, which no data output reads (checked when
     `dvc.yaml` is generated); claims about time are judged by a benchmark step named `timing` that writes
@@ -29,6 +31,7 @@ class Paper:
     pipeline: Pipeline
     benchmarks: str | None = None
     commands: tuple[str, ...] = ()
+    input_check: str | None = None
 
     @property
     def readme(self) -> Path:

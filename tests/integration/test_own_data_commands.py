@@ -350,3 +350,86 @@ def test_rl_train_trains_a_discrete_env(tmp_path, monkeypatch, capsys):
     code, stderr = _run(tmp_path, monkeypatch, capsys, [*args, "--model", "mlp", "--output", "m.safetensors"])
     assert code == 0, stderr
     assert (tmp_path / "m.safetensors").is_file()
+
+
+# ---- icml25 validate / select / audit: tables and paths (issue 39) ----
+
+
+def _tables(folder: Path) -> None:
+    rng = np.random.default_rng(0)
+    empty = {"f1": pl.Series([], dtype=pl.Float64), "label": pl.Series([], dtype=pl.Int64)}
+    pl.DataFrame(empty).write_parquet(folder / "empty.parquet")
+    huge = rng.normal(size=20)
+    huge[3] = 1e300
+    pl.DataFrame({"myfeat": huge, "f2": rng.normal(size=20), "label": np.arange(20) % 2}).write_parquet(
+        folder / "huge.parquet"
+    )
+    pl.DataFrame(
+        {
+            "sample_id": np.arange(20),
+            "features": rng.normal(size=(20, 3)).astype(np.float32),
+            "label": (np.arange(20) % 2) * 10**15,
+            "split": ["train"] * 20,
+        }
+    ).write_parquet(folder / "bigclass.parquet")
+    pl.DataFrame({"f1": rng.normal(size=40), "label": np.arange(40) % 2}).write_parquet(
+        folder / "good.parquet"
+    )
+    (folder / "userdir").mkdir()
+    (folder / "userdir" / "mine.txt").write_bytes(EARLIER)
+
+
+TABLE_CASES = {
+    "validate, no rows": (["validate", "--input", "empty.parquet"], ["empty.parquet", "no rows"]),
+    "select, no rows": (
+        ["select", "--input", "empty.parquet", "--output", "out.parquet", "--feature-space", "raw"],
+        ["empty.parquet", "no rows"],
+    ),
+    "validate, a class id of 10¹⁵": (["validate", "--input", "bigclass.parquet"], ["class ids 0..K-1"]),
+    "validate, 1e300 in a column": (["validate", "--input", "huge.parquet"], ["huge.parquet"]),
+    "validate, report under /proc": (
+        ["validate", "--input", "good.parquet", "--report", "/proc/icml25.json"],
+        ["/proc/icml25.json", "cannot write there"],
+    ),
+    "validate, report over a folder": (
+        ["validate", "--input", "good.parquet", "--report", "userdir"],
+        ["userdir", "folder"],
+    ),
+    "select, output over the input": (
+        ["select", "--input", "good.parquet", "--output", "good.parquet", "--feature-space", "raw"],
+        ["--output good.parquet", "is also --input"],
+    ),
+    "select, report over a folder": (
+        [
+            "select",
+            "--input",
+            "good.parquet",
+            "--output",
+            "o.parquet",
+            "--feature-space",
+            "raw",
+            "--report",
+            "userdir",
+        ],
+        ["userdir", "existing folder"],
+    ),
+    "select, two outputs on one path": (
+        ["select", "--input", "good.parquet", "--output", "o.parquet", "--report", "o.parquet"],
+        ["--report o.parquet", "same path"],
+    ),
+    "audit, not a workspace": (["audit", "blae", "--workspace", "/tmp"], ["nothing to audit"]),
+}
+
+
+@pytest.mark.parametrize("case", TABLE_CASES, ids=list(TABLE_CASES))
+def test_tables_and_paths_are_refused_by_name(tmp_path, monkeypatch, capsys, case):
+    _tables(tmp_path)
+    args, fragments = TABLE_CASES[case]
+    _assert_refused(tmp_path, monkeypatch, capsys, args, fragments)
+
+
+def test_the_1e300_value_is_reported_under_the_users_column(tmp_path, monkeypatch, capsys):
+    _tables(tmp_path)
+    code, stderr = _run(tmp_path, monkeypatch, capsys, ["validate", "--input", "huge.parquet"])
+    assert code == 2
+    assert "column 'myfeat': 1 value(s) beyond" in stderr and "'features'" not in stderr

@@ -7,6 +7,7 @@ from pathlib import Path
 import polars as pl
 
 from stages.core.errors import MissingSourceError
+from stages.core.inputs import folder_problems
 from stages.core.params import StrictModel
 from stages.datasets.classification import classification_schema, from_arrays
 from stages.datasets.idx import read_idx
@@ -59,5 +60,9 @@ SOURCE = Source(
     lambda params: load_fashion_mnist(params.source_dir),
     "Fashion-MNIST, 28×28 grey images, 10 classes, 60k/10k (Debian dataset-fashion-mnist)",
     files=lambda params: [Path(params.source_dir) / name for name in FASHION_MNIST_FILES.values()],
+    deps={"source_dir": "${common.datasets.fashion_mnist.source_dir}"},
     schema=classification_schema(784, 0, 255, 10),
+    check=lambda params: folder_problems(
+        params.source_dir, "common.datasets.fashion_mnist.source_dir", FASHION_MNIST_FILES.values()
+    ),
 )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from stages.core.inputs import folder_problems
 from stages.core.io import file_md5
 from stages.core.params import StrictModel
 from stages.datasets.source import GRAPHS, Source
@@ -35,4 +36,9 @@ SOURCE = Source(
     "your graph-table folder (common.datasets.graph_table.path)",
     deps={"input": "${common.datasets.graph_table.path}"},
     optional=True,
+    check=lambda params: folder_problems(
+        params.path,
+        "common.datasets.graph_table.path",
+        [f"{name}.parquet" for name in ("graphs", "nodes", "edges")],
+    ),
 )

@@ -13,6 +13,7 @@ import polars as pl
 from pydantic import Field
 
 from stages.core.errors import DataValidationError, MissingSourceError
+from stages.core.inputs import parquet_problems
 from stages.datasets.classification import classification_schema, from_wide_table
 from stages.datasets.source import CLASSIFICATION, Source
 from stages.datasets.split_params import SplitSourceParams
@@ -50,7 +51,7 @@ def describe_user_table(params: TableSourceParams) -> dict[str, Any]:
     """The columns read and the label encoding (raw → internal) of the user's table."""
     frame = read_user_frame(params)
     if "features" in frame.columns and isinstance(frame.schema["features"], pl.Array | pl.List):
-        return describe_classification_table(frame, params.label_column)
+        return describe_classification_table(frame, params.label_column, params.path)
     user = read_wide_table(
         frame, params.label_column, params.feature_columns, params.id_column, params.split_column, params.path
     )
@@ -99,6 +100,12 @@ def as_named_columns(frame: pl.DataFrame, params: TableSourceParams, path: Path)
     return frame
 
 
+def table_problems(params: TableSourceParams) -> list[str]:
+    """The table must be a readable Parquet file holding the label and every column the params name."""
+    columns = [params.label_column, *(params.feature_columns or []), params.id_column, params.split_column]
+    return parquet_problems(params.path, "common.datasets.table.path", columns)
+
+
 SOURCE = Source(
     "table",
     CLASSIFICATION,
@@ -109,4 +116,5 @@ SOURCE = Source(
     deps={"input": "${common.datasets.table.path}"},
     schema=classification_schema(),
     describe=describe_user_table,
+    check=table_problems,
 )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from stages.core.inputs import folder_problems
 from stages.core.io import file_md5
 from stages.core.params import StrictModel
 from stages.datasets.source import GRAPHS, Source
@@ -38,4 +39,9 @@ SOURCE = Source(
     "your TU-format graph dataset (common.datasets.tu.path / name)",
     deps={"input": "${common.datasets.tu.path}"},
     optional=True,
+    check=lambda params: folder_problems(
+        params.path,
+        "common.datasets.tu.path",
+        [f"{params.name}_{part}.txt" for part in ("A", "graph_indicator", "graph_labels")],
+    ),
 )

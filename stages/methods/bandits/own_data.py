@@ -272,7 +272,7 @@ def write_run(run: BanditRun, output: str | Path, arms_source: str) -> list[Path
         raise BanditInputError(f"--output {output}: exists and is not a folder")
     output.parent.mkdir(parents=True, exist_ok=True)
     files = [output / "trace.parquet", output / "summary.json", output / "report.md"]
-    with OutputTransaction(output.parent) as transaction:
+    with OutputTransaction(output.parent, owner="icml25 bandit") as transaction:
         write_parquet(run.trace.to_frame(), transaction.path(files[0]))
         write_json(run.summary, transaction.path(files[1]))
         write_text(report_markdown(run, arms_source), transaction.path(files[2]))

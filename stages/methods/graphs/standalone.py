@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from stages.core.io import OutputTransaction, write_json, write_parquet, write_text
+from stages.core.io import OutputTransaction, ensure_replaceable, write_json, write_parquet, write_text
 from stages.datasets.graphs.table import GraphTables, validate_graph_tables, write_graph_tables
 from stages.methods.graphs.audit import split_timings, train_runs
 from stages.methods.graphs.complementarity import complementarity_results
@@ -26,8 +26,9 @@ def audit_graph_datasets(
 ) -> Path:
     """Validate, perturb, train, test and report; returns the path of the Markdown report."""
     output = Path(output)
+    ensure_replaceable(output)  # before hours of training, not after
     output.parent.mkdir(parents=True, exist_ok=True)
-    with OutputTransaction(output.parent) as transaction:
+    with OutputTransaction(output.parent, owner="icml25 audit-graphs") as transaction:
         staged = transaction.path(output)
         folders = {}
         for name, tables in datasets.items():

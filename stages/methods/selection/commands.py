@@ -119,7 +119,7 @@ def _select(args: argparse.Namespace) -> None:
     report_path = Path(args.report) if args.report else (None if single else output / "report.json")
     root = output.parent if single else output
     root.mkdir(parents=True, exist_ok=True)
-    with OutputTransaction(root) as transaction:
+    with OutputTransaction(root, owner="icml25 select") as transaction:
         for run in result.runs:
             target = output if single else output / _run_file(run)
             run.summary["output"] = str(target)
@@ -149,7 +149,9 @@ def _validate(args: argparse.Namespace) -> None:
     columns, labels = description["columns"], description["labels"]
     print(f"{args.input}: {report.rows} rows passed {len(report.results)} expectations")
     print(f"  label column: {columns['label_column']}; id column: {columns['id_column'] or '(row number)'}")
-    print(f"  {columns['n_features']} feature column(s): {', '.join(columns['feature_columns'])}")
+    names = columns["feature_columns"]
+    shown = names if len(names) <= 12 else [*names[:6], f"… {len(names) - 12} more …", *names[-6:]]
+    print(f"  {columns['n_features']} feature column(s): {', '.join(shown)}")
     print(f"  labels (raw → internal): {labels['raw_to_internal']}")
     for note in labels["notes"]:
         print(f"  note: {note}")

@@ -82,7 +82,7 @@ def read_table(
 ) -> tuple[pl.DataFrame, dict[str, Any], tuple[Any, ...]]:
     """The input as a classification table, the columns/labels it was read with, and raw labels by index."""
     if "features" in frame.columns and isinstance(frame.schema["features"], pl.Array | pl.List):
-        description = describe_classification_table(frame, "label")
+        description = describe_classification_table(frame, "label", source)
         raw = tuple(range(max((int(k) for k in description["labels"]["raw_to_internal"]), default=-1) + 1))
         return frame, description, raw
     user = read_wide_table(

@@ -224,7 +224,7 @@ def synthesize_file(
             for column, reason in risky.items()
         ],
     }
-    with OutputTransaction(_existing_folder(Path(output_path))) as transaction:
+    with OutputTransaction(_existing_folder(Path(output_path)), owner="icml25 synthesize") as transaction:
         if report is not None:
             text = report_text(
                 table, spec, method, options, target, seed, test_fraction, Path(report), summary, transaction

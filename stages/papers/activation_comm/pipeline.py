@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
+from stages.core.inputs import file_problems
 from stages.core.steps import Catalog, Pipeline, Plot, Step
 from stages.papers.paper import Paper
 
@@ -22,10 +26,25 @@ DATA = Catalog(
 SCALE = ("activation_comm.scale", "activation_comm.default", "activation_comm.full")
 MODELS = ("activation_comm.sender", "activation_comm.receiver", "activation_comm.decoding")
 
+
+def corpus_deps(raw_params: Mapping[str, Any]) -> dict[str, str]:
+    """A sentence corpus of the user's is a DVC dep of the tasks step (editing it reruns the pipeline)."""
+    path = (raw_params.get("activation_comm") or {}).get("corpus_path")
+    return {"corpus": path} if path else {}
+
+
+def corpus_problems(params: Any) -> list[str]:
+    """A corpus of the user's must be a review CSV (plain or .bz2)."""
+    if params.corpus_path is None:
+        return []
+    return file_problems(params.corpus_path, "activation_comm.corpus_path", (".csv", ".csv.bz2"))
+
+
 STEPS = (
     Step(
         name="tasks",
         deps={},
+        dynamic_deps=corpus_deps,
         outs=DATA.pick("games", "sentences"),
         params=(*SCALE, "activation_comm.corpus_path"),
         description="generate Countries and Tip Sheets items (dev, test) and read the sentence corpus for AC(W)",
@@ -70,4 +89,5 @@ PAPER = Paper(
     title="Communicating activations between LM agents: grafting A's last-token activation into B",
     pipeline=Pipeline.of_paper("activation_comm", "ActivationCommParams", STEPS),
     benchmarks="stages.papers.activation_comm.benchmarks:run_benchmarks",
+    input_check="stages.papers.activation_comm.pipeline:corpus_problems",
 )

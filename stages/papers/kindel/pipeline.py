@@ -5,7 +5,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from stages.core.inputs import folder_problems
 from stages.core.steps import Catalog, Pipeline, Plot, Step
+from stages.methods.del_screens.schema import (
+    HELDOUT_KINDS,
+    SPLIT_KINDS,
+    heldout_path,
+    library_path,
+    split_path,
+)
 from stages.papers.paper import Paper
 
 DATA = Catalog(
@@ -33,6 +41,18 @@ def folder_deps(raw_params: Mapping[str, Any]) -> dict[str, str]:
     if section.get("source") == "folder" and section.get("folder"):
         return {"kindel_folder": section["folder"]}
     return {}
+
+
+def folder_problems_of(params: Any) -> list[str]:
+    """A KinDEL folder must hold the target's library, both split tables and both held-out tables."""
+    if params.source != "folder" or not params.folder:
+        return []
+    required = [
+        library_path(params.target),
+        *(split_path(params.target, kind) for kind in SPLIT_KINDS),
+        *(heldout_path(params.target, kind) for kind in HELDOUT_KINDS),
+    ]
+    return folder_problems(params.folder, "kindel.folder", required)
 
 
 STEPS = (
@@ -96,4 +116,5 @@ PAPER = Paper(
     pipeline=Pipeline.of_paper("kindel", "KinDELParams", STEPS),
     benchmarks="stages.papers.kindel.benchmarks:run_benchmarks",
     commands=("stages.methods.del_screens.commands",),
+    input_check="stages.papers.kindel.pipeline:folder_problems_of",
 )
