@@ -25,6 +25,8 @@ PAPER_SPECS = (
     "stages.papers.a2i.pipeline",
     "stages.papers.gbrl.pipeline",
     "stages.papers.activation_comm.pipeline",
+    "stages.papers.sfbd.pipeline",
+    "stages.papers.llm_srbench.pipeline",
 )
 
 
