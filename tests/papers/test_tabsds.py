@@ -10,7 +10,14 @@ from stages.core.errors import DataValidationError, ParamsError
 from stages.core.params import read_params_file, validate_section
 from stages.methods.tabular.own_data import output_schema, synthesize_file
 from stages.methods.tabular.table import infer_spec
-from stages.papers.tabsds.claims import competitive_claim, competitive_verdict, tradeoff_claim
+from stages.papers.tabsds.claims import (
+    competitive_claim,
+    competitive_verdict,
+    handicapped_peers,
+    peer_steps,
+    sdv_default_steps,
+    tradeoff_claim,
+)
 from stages.papers.tabsds.params import TabSDSParams
 from stages.papers.tabsds.pipeline import own_table_deps
 from stages.papers.tabsds.prepare import load, split_table
@@ -114,12 +121,31 @@ def test_competitive_holds_and_fails_on_made_up_results():
     assert competitive_verdict({"a": "holds", "b": "holds", "c": "inconclusive"}, 0.6667)[0] == "holds"
 
 
-def test_competitive_is_inconclusive_by_design_against_peers_trained_5_epochs():
-    claim = competitive_claim(made_up_runs(0.55, 0.95), params())  # default: CTGAN/TVAE at 5 epochs
+def handicapped() -> TabSDSParams:
+    """The old default: CTGAN/TVAE at 5 epochs of SDV's batch 500 (one step each on ≤ 400 rows)."""
+    raw = read_params_file(REPO_ROOT / "params.yaml")["tabsds"]
+    synthesizers = {
+        **raw["synthesizers"],
+        "ctgan": {"synthesizer": "ctgan", "options": {"batch_size": 500}},
+        "tvae": {"synthesizer": "tvae", "options": {"batch_size": 500}},
+    }
+    return params(default={**raw["default"], "deep_epochs": 5}, synthesizers=synthesizers)
+
+
+def test_competitive_is_inconclusive_by_design_against_peers_trained_5_steps():
+    claim = competitive_claim(made_up_runs(0.55, 0.95), handicapped())
     assert claim.verdict == "inconclusive" and claim.reason.startswith("Inconclusive by design")
     assert "5 gradient steps" in claim.reason and "handicap" in claim.could_hold
     assert set(claim.measured["dataset_verdicts"].values()) == {"holds"}  # still measured and reported
     assert claim.unit == "seed" and claim.n == 3
+
+
+def test_the_default_budget_is_at_least_sdvs_own_step_count():
+    p = params()  # default: 100 epochs of ≥ 4 batches = ≥ 400 steps; SDV's defaults take 300 here
+    assert handicapped_peers(p) == [] and peer_steps(p, "ctgan") == 400 and sdv_default_steps(p) == 300
+    claim = competitive_claim(made_up_runs(0.55, 0.95), p)
+    assert claim.verdict == "holds" and "400 gradient steps" in claim.could_hold
+    assert competitive_claim(made_up_runs(0.95, 0.55), p).verdict == "fails"
 
 
 def test_tradeoff_holds_when_both_metrics_fall_with_n_levels():
@@ -144,9 +170,19 @@ def made_up_timings(ratios: dict[str, list[float]]) -> pl.DataFrame:
 def test_speed_is_undecided_without_arf():
     timings = made_up_timings({"ctgan": [1000.0] * 3, "tvae": [500.0] * 3})
     claim = speed_claim(timings, trained_peers())
-    assert claim.verdict == "inconclusive" and "ARF" in claim.reason
+    assert claim.verdict == "inconclusive" and "arf" in claim.reason
     assert all(item.verdict == "holds" for item in claim.evidence if "arf" not in item.name)
     assert claim.n == 3 and claim.unit == "seed"
+
+
+def test_speed_holds_with_arf_and_fails_on_a_slow_tabsds():
+    fast = made_up_timings({"ctgan": [1000.0] * 3, "tvae": [500.0] * 3, "arf": [200.0, 300.0, 250.0]})
+    claim = speed_claim(fast, params())
+    assert claim.verdict == "holds" and claim.n == 3
+    arf = next(item for item in claim.evidence if item.name.startswith("arf"))
+    assert arf.threshold == 1.0 and "log-ratio" in arf.interval_kind
+    slow = made_up_timings({"ctgan": [1000.0] * 3, "tvae": [500.0] * 3, "arf": [0.5, 0.4, 0.6]})
+    assert speed_claim(slow, params()).verdict == "fails"  # ARF at its defaults: a `fails` at any budget
 
 
 def test_speed_ratios_are_judged_on_the_log_scale():
@@ -157,9 +193,12 @@ def test_speed_ratios_are_judged_on_the_log_scale():
     assert ctgan.mean == pytest.approx(5.0) and "log-ratio" in ctgan.interval_kind
     assert ctgan.verdict == "fails" and ctgan.interval[1] < 10
     assert claim.verdict == "fails"
-    # at the default scale the peers train 5 epochs: their time is a lower bound, so no `fails`
+    # at the default scale the peers train 100 of 300 epochs: their time is a lower bound, so no `fails`
     default = speed_claim(timings, params())
-    assert default.verdict == "inconclusive" and default.reason.startswith("Inconclusive by design")
+    item = next(item for item in default.evidence if item.name.startswith("ctgan") and "wine" in item.name)
+    assert default.verdict == "inconclusive" and item.verdict == "inconclusive" and "lower bound" in item.note
+    old = speed_claim(timings, handicapped())  # 5 gradient steps: inconclusive by design
+    assert old.verdict == "inconclusive" and old.reason.startswith("Inconclusive by design")
 
 
 def test_output_schema_bounds_range_keeping_methods_only():

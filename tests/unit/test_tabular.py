@@ -16,11 +16,13 @@ from stages.methods.tabular.metrics import (
     dcr,
     detection,
     domias_auroc,
+    domias_prior_auroc,
     evaluate,
     marginal_distances,
     nearest_distances,
 )
 from stages.methods.tabular.registry import SYNTHESIZERS
+from stages.methods.tabular.sdv_peers import DeepOptions, deep_batch, gradient_steps
 from stages.methods.tabular.synthesizers import TabSDS
 from stages.methods.tabular.table import infer_spec
 from stages.methods.tabular.tabsds import (
@@ -209,6 +211,57 @@ def test_domias_flags_a_copy_of_the_training_rows():
     fresh = pl.DataFrame({"a": rng.normal(size=400), "b": rng.normal(size=400)})
     leaked, independent = (domias_auroc(train, test, synth, encoder, seed=0) for synth in (train, fresh))
     assert leaked > 0.55 and abs(independent - 0.5) < 0.05
+
+
+def test_domias_prior_flags_a_copy_and_not_fresh_rows():
+    rng = np.random.default_rng(0)
+    table = pl.DataFrame({"a": rng.normal(size=800), "b": rng.normal(size=800)})
+    train, test = table.head(400), table.tail(400)
+    encoder = Encoder.of(train, infer_spec(train))
+    fresh = pl.DataFrame({"a": rng.normal(size=400), "b": rng.normal(size=400)})
+    leaked, independent = (
+        domias_prior_auroc(train, test, synth, encoder, seed=0) for synth in (train, fresh)
+    )
+    assert leaked > 0.55 and abs(independent - 0.5) < 0.06
+
+
+def test_signed_pearson_associations_count_a_sign_flip():
+    x = np.linspace(0, 1, 50)
+    real = pl.DataFrame({"a": x, "b": 2 * x})
+    flipped = pl.DataFrame({"a": x, "b": -2 * x})
+    spec = infer_spec(real)
+    assert association_error(real, flipped, spec) == pytest.approx(0.0)  # |Spearman| hides it
+    assert association_error(real, flipped, spec, "pearson") == pytest.approx(2.0)
+    assert association_matrix(flipped, spec, "pearson")[0, 1] == pytest.approx(-1.0)
+
+
+def test_dcr_references_run_both_ways():
+    spec = infer_spec(pl.DataFrame({"a": [0.0, 1.0]}))
+    train = pl.DataFrame({"a": [0.0, 10.0]})
+    test = pl.DataFrame({"a": [1.0, 2.0, 3.0]})
+    encoder = Encoder.of(train, spec)
+    out = dcr(train, test, train, encoder)
+    assert out["dcr_reference_median"] == 2.0  # held-out → training: 1, 2, 3
+    assert out["dcr_reference_official_median"] == 4.0  # training → held-out (official): 1, 7
+
+
+def test_deep_peers_take_several_steps_per_epoch():
+    options = DeepOptions(epochs=100)  # batch from steps_per_epoch = 4
+    for rows in (89, 221, 400):
+        ctgan_batch, tvae_batch = deep_batch(options, rows, multiple=10), deep_batch(options, rows)
+        assert gradient_steps(100, ctgan_batch, rows, ctgan=True) >= 400
+        assert gradient_steps(100, tvae_batch, rows, ctgan=False) >= 400
+    assert deep_batch(DeepOptions(batch_size=500), 89, multiple=10) == 500  # SDV's default: one step
+    assert gradient_steps(5, 500, 89, ctgan=True) == 5
+
+
+def test_arf_peer_runs_through_its_shims():
+    pytest.importorskip("arfpy")
+    table = mixed_table(n=120)
+    out = SYNTHESIZERS.build("arf", {"num_trees": 5}).fit(table, np.random.default_rng(0))
+    first, again = out.sample(np.random.default_rng(1)), out.sample(np.random.default_rng(1))
+    assert first.schema == table.schema and first.height == table.height and first.equals(again)
+    assert not any(first.select(pl.col(pl.Float64).is_nan().any()).row(0))
 
 
 def test_hand_made_association_and_dcr():

@@ -50,7 +50,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     sub.add_argument(
         "--method",
         default="tabsds",
-        help="tabsds, tabsjppds, smote, additive_noise, gaussian_copula, ctgan, tvae",
+        help="tabsds, tabsjppds, smote, additive_noise, gaussian_copula, ctgan, tvae, arf",
     )
     sub.add_argument(
         "--n-levels", type=int, default=30, help="TabSDS n_c (bins per column per shuffle round)"

@@ -5,11 +5,15 @@
 - detection (synthcity `detection_xgb`): xgboost AUROC telling held-out real rows from synthetic ones,
   k-fold cross-validated on a balanced sample (0.5: indistinguishable);
 - membership inference (DOMIAS, KDE): score log p_synth(x) − log p_reference(x), AUROC of training rows
-  (members) against held-out rows not used as reference (0.5: no leak);
+  (members) against held-out rows not used as reference (0.5: no leak); and synthcity's `DomiasMIA_prior`,
+  the variant the paper plots: the reference density is an independent normal over the continuous columns
+  (≥ 10 distinct values) fitted on all real rows instead of a KDE of reference rows;
 - DCR (the paper's R scripts): each training row's Euclidean distance to its nearest synthetic row (raw
-  numeric columns, one-hot categories); reference: each held-out row's distance to its nearest training row;
-- association error: mean |Δ| between real and synthetic association matrices (Spearman for numeric pairs,
-  Cramér's V for categorical pairs, the correlation ratio for mixed pairs);
+  numeric columns, one-hot categories); references: each held-out row's distance to its nearest training row
+  (ours) and each training row's distance to its nearest held-out row (the official R scripts' direction);
+- association error: mean |Δ| between real and synthetic association matrices (|Spearman| for numeric pairs,
+  Cramér's V for categorical pairs, the correlation ratio for mixed pairs), and the same with signed Pearson
+  correlations for numeric pairs (the official scripts' choice: a sign flip counts);
 - marginals: mean KS statistic over numeric columns, mean total variation over categorical ones.
 """
 
@@ -175,6 +179,41 @@ def domias_auroc(
     return auroc(labels, np.column_stack([-score, score]))
 
 
+def _log_normal_prior(real: np.ndarray, points: np.ndarray) -> np.ndarray:
+    """log density of an independent normal over the columns of `real` with ≥ 10 distinct values (DOMIAS's
+    `normal_func_feat`: its "prior knowledge" reference); 0 when there is no such column."""
+    from scipy import stats
+
+    continuous = [j for j in range(real.shape[1]) if len(np.unique(real[:, j])) >= 10]
+    if not continuous:
+        return np.zeros(len(points))
+    mean, sd = real[:, continuous].mean(axis=0), real[:, continuous].std(axis=0)
+    sd[sd == 0] = 1.0
+    return stats.norm.logpdf(points[:, continuous], mean, sd).sum(axis=1)
+
+
+def domias_prior_auroc(
+    train: pl.DataFrame, test: pl.DataFrame, synthetic: pl.DataFrame, encoder: Encoder, seed: int
+) -> float:
+    """synthcity's `DomiasMIA_prior` (the variant the paper plots): score log p_synth(x) − log p_prior(x), with
+    p_prior an independent normal over the continuous columns fitted on all real rows (training and held-out);
+    members and non-members as in `domias_auroc` (same draws). p_synth is the same KDE as there: synthcity's
+    scipy `gaussian_kde` has no density on one-hot columns (a singular covariance)."""
+    rng = np.random.default_rng(seed)
+    x_train, x_test, x_synth = (encoder.matrix(frame) for frame in (train, test, synthetic))
+    centre, scale = x_train.mean(axis=0), x_train.std(axis=0)
+    scale[scale == 0] = 1.0
+    x_train, x_test, x_synth = ((x - centre) / scale for x in (x_train, x_test, x_synth))
+    order = rng.permutation(len(x_test))
+    half = len(order) // 2
+    non_members = x_test[order[half:]]
+    members = x_train[rng.permutation(len(x_train))[: len(non_members)]]
+    points = np.vstack([members, non_members])
+    score = _log_density(x_synth, points) - _log_normal_prior(np.vstack([x_train, x_test]), points)
+    labels = np.repeat([1, 0], [len(members), len(non_members)])
+    return auroc(labels, np.column_stack([-score, score]))
+
+
 def nearest_distances(rows: np.ndarray, to: np.ndarray) -> np.ndarray:
     """Each row's Euclidean distance to its nearest neighbour in `to` (k-d tree: computed exactly, whereas brute
     force goes through BLAS, whose rounding varies with its threading)."""
@@ -187,11 +226,13 @@ def nearest_distances(rows: np.ndarray, to: np.ndarray) -> np.ndarray:
 def dcr(
     train: pl.DataFrame, test: pl.DataFrame, synthetic: pl.DataFrame, encoder: Encoder
 ) -> dict[str, float]:
-    """Median distance to closest record: training rows → synthetic, and the test → training reference."""
-    x_train = encoder.matrix(train)
+    """Median distance to closest record: training rows → synthetic, and two references: held-out → training
+    (ours) and training → held-out (the official R scripts')."""
+    x_train, x_test = encoder.matrix(train), encoder.matrix(test)
     return {
         "dcr_median": float(np.median(nearest_distances(x_train, encoder.matrix(synthetic)))),
-        "dcr_reference_median": float(np.median(nearest_distances(encoder.matrix(test), x_train))),
+        "dcr_reference_median": float(np.median(nearest_distances(x_test, x_train))),
+        "dcr_reference_official_median": float(np.median(nearest_distances(x_train, x_test))),
     }
 
 
@@ -218,8 +259,9 @@ def _correlation_ratio(groups: np.ndarray, values: np.ndarray) -> float:
     return float(np.sqrt(between / total))
 
 
-def association_matrix(table: pl.DataFrame, spec: TableSpec) -> np.ndarray:
-    """Pairwise association of the columns (|Spearman|, Cramér's V, correlation ratio), all in [0, 1]."""
+def association_matrix(table: pl.DataFrame, spec: TableSpec, numeric: str = "abs_spearman") -> np.ndarray:
+    """Pairwise association of the columns: numeric pairs by |Spearman| (in [0, 1]) or signed Pearson
+    (`numeric="pearson"`, in [−1, 1]), categorical pairs by Cramér's V, mixed pairs by the correlation ratio."""
     from scipy import stats
 
     columns = spec.columns
@@ -230,8 +272,13 @@ def association_matrix(table: pl.DataFrame, spec: TableSpec) -> np.ndarray:
             a, b = table[first].to_numpy(), table[second].to_numpy()
             kinds = (first in spec.categorical, second in spec.categorical)
             if kinds == (False, False):
-                rho = stats.spearmanr(a, b).statistic
-                value = 0.0 if np.isnan(rho) else abs(float(rho))
+                if numeric == "pearson":
+                    constant = np.ptp(a.astype(float)) == 0 or np.ptp(b.astype(float)) == 0
+                    rho = np.nan if constant else stats.pearsonr(a.astype(float), b.astype(float)).statistic
+                    value = 0.0 if np.isnan(rho) else float(rho)
+                else:
+                    rho = stats.spearmanr(a, b).statistic
+                    value = 0.0 if np.isnan(rho) else abs(float(rho))
             elif kinds == (True, True):
                 value = _cramers_v(a.astype(str), b.astype(str))
             else:
@@ -241,12 +288,15 @@ def association_matrix(table: pl.DataFrame, spec: TableSpec) -> np.ndarray:
     return matrix
 
 
-def association_error(real: pl.DataFrame, synthetic: pl.DataFrame, spec: TableSpec) -> float:
-    """Mean |Δ| over the column pairs of the association matrices."""
+def association_error(
+    real: pl.DataFrame, synthetic: pl.DataFrame, spec: TableSpec, numeric: str = "abs_spearman"
+) -> float:
+    """Mean |Δ| over the column pairs of the association matrices (`numeric`: see `association_matrix`)."""
     if len(spec.columns) < 2:
         return 0.0
     upper = np.triu_indices(len(spec.columns), 1)
-    return float(np.abs(association_matrix(real, spec) - association_matrix(synthetic, spec))[upper].mean())
+    delta = association_matrix(real, spec, numeric) - association_matrix(synthetic, spec, numeric)
+    return float(np.abs(delta)[upper].mean())
 
 
 def marginal_distances(real: pl.DataFrame, synthetic: pl.DataFrame, spec: TableSpec) -> dict[str, float]:
@@ -288,8 +338,10 @@ def evaluate(
     metrics = {
         "detection_auroc": detection(test, synthetic, encoder, options, seed),
         "mia_auroc": domias_auroc(train, test, synthetic, encoder, seed),
+        "mia_prior_auroc": domias_prior_auroc(train, test, synthetic, encoder, seed),
         **dcr(train, test, synthetic, encoder),
         "association_error": association_error(train, synthetic, spec),
+        "association_error_pearson": association_error(train, synthetic, spec, "pearson"),
         **marginal_distances(train, synthetic, spec),
     }
     if target is not None:

@@ -274,10 +274,13 @@ def report_text(
     ]
     meaning = {
         "detection_auroc": "xgboost telling held-out real from synthetic (0.5: indistinguishable)",
-        "mia_auroc": "DOMIAS membership inference (0.5: no leak)",
+        "mia_auroc": "DOMIAS membership inference, KDE reference (0.5: no leak)",
+        "mia_prior_auroc": "DOMIAS membership inference, normal prior reference (the paper's; 0.5: no leak)",
         "dcr_median": "median distance of a training row to its closest synthetic row",
         "dcr_reference_median": "the same for held-out rows to training rows (reference)",
-        "association_error": "mean absolute difference of pairwise associations",
+        "dcr_reference_official_median": "the same for training rows to held-out rows (official reference)",
+        "association_error": "mean absolute difference of pairwise associations (|Spearman| numeric pairs)",
+        "association_error_pearson": "the same with signed Pearson for numeric pairs (the official scripts')",
         "ks_mean": "mean KS statistic over numeric columns",
         "tv_mean": "mean total variation over categorical columns",
         "utility_synthetic": f"xgboost trained on synthetic, predicting {target} on held-out rows",

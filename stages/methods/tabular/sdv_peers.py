@@ -96,8 +96,29 @@ class GaussianCopula(SDVPeer):
 
 
 class DeepOptions(StrictModel):
-    epochs: int = Field(50, ge=1, description="training epochs (SDV default 300)")
-    batch_size: int = Field(500, ge=10, description="rows per batch (CTGAN: a multiple of pac = 10)")
+    epochs: int = Field(300, ge=1, description="training epochs (SDV default 300)")
+    batch_size: int | None = Field(
+        None,
+        ge=10,
+        description="rows per batch (CTGAN: a multiple of pac = 10); None: from `steps_per_epoch` (SDV's "
+        "default 500 is one gradient step per epoch on tables of ≤ 500 rows)",
+    )
+    steps_per_epoch: int = Field(
+        4, ge=1, description="with batch_size None: batch = ⌊rows / steps⌋ (CTGAN: down to a multiple of 10)"
+    )
+
+
+def deep_batch(options: DeepOptions, rows: int, multiple: int = 1) -> int:
+    """The batch size of a deep peer on a table of `rows` rows: `batch_size`, or ⌊rows / steps_per_epoch⌋,
+    rounded down to `multiple` (CTGAN's pac), at least `multiple` (and 10 for CTGAN)."""
+    batch = options.batch_size if options.batch_size is not None else rows // options.steps_per_epoch
+    return max(multiple, 10 if multiple > 1 else 1, batch // multiple * multiple)
+
+
+def gradient_steps(epochs: int, batch: int, rows: int, ctgan: bool) -> int:
+    """Gradient steps of a training run: CTGAN takes ⌊rows / batch⌋ (at least 1) per epoch, TVAE ⌈rows / batch⌉."""
+    per_epoch = max(rows // batch, 1) if ctgan else -(-rows // batch)
+    return epochs * per_epoch
 
 
 class CTGAN(SDVPeer):
@@ -109,7 +130,7 @@ class CTGAN(SDVPeer):
     def _build(self, metadata):
         from sdv.single_table import CTGANSynthesizer
 
-        batch = max(10, self.options.batch_size // 10 * 10)
+        batch = deep_batch(self.options, self.data.n_rows, multiple=10)
         return CTGANSynthesizer(metadata, epochs=self.options.epochs, batch_size=batch, cuda=False)
 
 
@@ -122,6 +143,5 @@ class TVAE(SDVPeer):
     def _build(self, metadata):
         from sdv.single_table import TVAESynthesizer
 
-        return TVAESynthesizer(
-            metadata, epochs=self.options.epochs, batch_size=self.options.batch_size, cuda=False
-        )
+        batch = deep_batch(self.options, self.data.n_rows)
+        return TVAESynthesizer(metadata, epochs=self.options.epochs, batch_size=batch, cuda=False)

@@ -3,10 +3,11 @@ about time, `speed`, is judged by the benchmark step `tabsds-timing`).
 
 - `competitive`: at the fixed n_c, TabSDS's detection AUROC below and TSTR utility above each deep peer's
   (paired t intervals over seeds); a dataset counts when all its comparisons hold; the claim holds when at least
-  ⌈share × datasets⌉ count, fails when so many datasets fail that the share is out of reach. When the deep
-  peers train for fewer than SDV's default 300 epochs (the default scale: 5 epochs, one batch of 500 rows each
-  on these training halves, i.e. 5 gradient steps) the handicap decides the comparison, so the claim is
-  `inconclusive` by design (the per-dataset verdicts are still reported).
+  ⌈share × datasets⌉ count, fails when so many datasets fail that the share is out of reach. The deep peers
+  train at a stated budget (default scale: 100 epochs of ≥ 4 batches, ≥ 400 gradient steps, more than the 300
+  that SDV's defaults of 300 epochs at batch 500 take on these training halves of ≤ 400 rows). A peer trained
+  for fewer gradient steps than SDV's defaults (the old 5 epochs: 5 steps) leaves the claim `inconclusive` by
+  design (the per-dataset verdicts are still reported). ARF's means are reported beside them.
 - `nc_tradeoff`: along the n_c sweep, Spearman(n_c, detection AUROC) < 0 and Spearman(n_c, median DCR) < 0 on
   every dataset (per-seed correlations, t interval over seeds clipped to a correlation's range [−1, 1], wholly
   below 0).
@@ -38,6 +39,8 @@ from stages.papers.tabsds.params import TabSDSParams
 
 SDV_DEFAULT_EPOCHS = 300
 """SDV's default training epochs for CTGAN and TVAE: the peers' own defaults (shared/CLAIMS.md §3)."""
+SDV_DEFAULT_BATCH = 500
+"""SDV's default batch size: one gradient step per epoch on the training halves of ≤ 500 rows here."""
 
 
 def per_seed(frame: pl.DataFrame, dataset: str, label: str, column: str) -> dict[str, float]:
@@ -70,24 +73,76 @@ def deep_nets(params: TabSDSParams) -> list[str]:
     ]
 
 
+def _train_rows_bound(params: TabSDSParams) -> int | None:
+    """The largest training half at this scale (None when `max_rows` leaves it unbounded)."""
+    if params.grid.max_rows is None:
+        return None
+    return math.ceil(params.grid.max_rows * (1 - params.test_fraction))
+
+
+def sdv_default_steps(params: TabSDSParams) -> int:
+    """Gradient steps SDV's defaults (300 epochs, batch 500) take on the largest training half here."""
+    rows = _train_rows_bound(params)
+    return SDV_DEFAULT_EPOCHS * (max(rows // SDV_DEFAULT_BATCH, 1) if rows is not None else 1)
+
+
+def peer_steps(params: TabSDSParams, label: str) -> int | None:
+    """The fewest gradient steps a deep peer takes on any training half here (None: not known from params).
+    With `steps_per_epoch` (batch ⌊rows / steps⌋) every table gets at least that many per epoch; with a fixed
+    batch at least as large as every training half, one."""
+    entry = params.synthesizers[label]
+    options = SYNTHESIZERS.get(entry.synthesizer).Options(**entry.options)
+    epochs = params.grid.deep_epochs
+    if options.batch_size is None:
+        return epochs * options.steps_per_epoch
+    rows = _train_rows_bound(params)
+    return epochs if rows is not None and rows <= options.batch_size else None
+
+
 def handicapped_peers(params: TabSDSParams) -> list[str]:
-    """The deep peers trained below SDV's default epochs at this scale."""
-    return deep_nets(params) if params.grid.deep_epochs < SDV_DEFAULT_EPOCHS else []
+    """The deep peers trained below SDV's default epochs *and* for fewer gradient steps than SDV's defaults
+    take on these tables (the old 5 epochs × one batch: 5 steps); a peer at ≥ SDV's step count is not."""
+    if params.grid.deep_epochs >= SDV_DEFAULT_EPOCHS:
+        return []
+    default = sdv_default_steps(params)
+    handicapped = []
+    for label in deep_nets(params):
+        steps = peer_steps(params, label)
+        if steps is None or steps < default:
+            handicapped.append(label)
+    return handicapped
 
 
 def peer_budget(params: TabSDSParams) -> str:
-    """How long the deep peers train at this scale, in words (epochs, and gradient steps where each training
-    half fits in one batch)."""
+    """How long the deep peers train at this scale, in words: epochs, batches per epoch, gradient steps, and
+    what SDV's defaults take on the same tables."""
     grid, epochs = params.grid, params.grid.deep_epochs
-    detail = f"SDV default {SDV_DEFAULT_EPOCHS}"
-    batches = [params.synthesizers[label].options.get("batch_size", 500) for label in deep_nets(params)]
-    if grid.max_rows is not None and batches:
-        train_rows = math.ceil(grid.max_rows * (1 - params.test_fraction))
-        if train_rows <= min(batches):
-            detail += (
-                f"; one batch per epoch on training halves of ≤ {train_rows} rows, so {epochs} gradient steps"
-            )
-    return f"{epochs} epoch{'s' if epochs != 1 else ''} ({detail})"
+    parts = []
+    for label in deep_nets(params):
+        entry = params.synthesizers[label]
+        options = SYNTHESIZERS.get(entry.synthesizer).Options(**entry.options)
+        steps = peer_steps(params, label)
+        if options.batch_size is None:
+            batch = f"batch ⌊rows / {options.steps_per_epoch}⌋, ≥ {options.steps_per_epoch} steps per epoch"
+        else:
+            batch = f"batch {options.batch_size}"
+        parts.append(f"{label} {batch}" + (f", ≥ {steps} gradient steps" if steps is not None else ""))
+    rows = _train_rows_bound(params)
+    default = (
+        f"SDV's defaults (300 epochs, batch 500) take {sdv_default_steps(params)} on training halves of ≤ {rows} rows"
+        if rows is not None
+        else f"SDV default {SDV_DEFAULT_EPOCHS} epochs"
+    )
+    if grid.max_rows is not None and params.grid.deep_epochs < SDV_DEFAULT_EPOCHS:
+        for label in deep_nets(params):
+            entry = params.synthesizers[label]
+            options = SYNTHESIZERS.get(entry.synthesizer).Options(**entry.options)
+            if options.batch_size is not None and rows is not None and rows <= options.batch_size:
+                default += (
+                    f"; one batch per epoch on training halves of ≤ {rows} rows, so {epochs} gradient steps"
+                )
+                break
+    return f"{epochs} epoch{'s' if epochs != 1 else ''} ({'; '.join(parts)}; {default})"
 
 
 def competitive_verdict(dataset_verdicts: dict[str, str], share: float) -> tuple[str, str]:
@@ -133,7 +188,8 @@ def competitive_claim(runs: pl.DataFrame, params: TabSDSParams) -> Claim:
                 metric: round(float(np.mean(list(per_seed(runs, dataset, label, metric).values()))), 4)
                 for metric in ("detection_auroc", "utility_synthetic")
             }
-            for label in (names.method, *names.deep)
+            for label in (names.method, *names.deep, names.arf_label)
+            if label in set(runs["label"].unique())
         }
     verdict, reason = competitive_verdict(verdicts, names.competitive_share)
     n_levels = params.synthesizers[names.method].options.get("n_levels", 30)
@@ -153,11 +209,13 @@ def competitive_claim(runs: pl.DataFrame, params: TabSDSParams) -> Claim:
             "means": means,
             "n_levels": n_levels,
             "deep_epochs": epochs,
+            "deep_budget": budget,
             "dataset_verdicts": verdicts,
         },
         criterion=f"per dataset, paired t intervals over seeds: {names.method} − peer detection wholly below 0 and "
         f"TSTR utility wholly above 0 for every deep peer; holds on ≥ {names.competitive_share:.0%} of datasets; "
-        f"inconclusive by design while the deep peers train below SDV's default {SDV_DEFAULT_EPOCHS} epochs",
+        f"the deep peers train {budget}; inconclusive by design if they take fewer gradient steps than SDV's "
+        "defaults on these tables",
         evidence=evidence,
         could_hold=f"TabSDS at the fixed plugin n_c = {n_levels} has lower detection AUROC and higher TSTR utility "
         f"than every deep peer, paired by seed, on ≥ {names.competitive_share:.0%} of the sets; the peers train "
@@ -166,10 +224,10 @@ def competitive_claim(runs: pl.DataFrame, params: TabSDSParams) -> Claim:
         could_fail=f"On more than {1 - names.competitive_share:.0%} of the sets some deep peer has lower detection "
         "AUROC or higher TSTR utility than TabSDS beyond the seed noise"
         + (
-            f"; peers this far below SDV's default {SDV_DEFAULT_EPOCHS} epochs can hardly do that, which is why "
+            "; peers trained for fewer gradient steps than SDV's defaults can hardly do that, which is why "
             "the claim is inconclusive by design here (`tabsds.scale: full` trains them 300 epochs)."
             if handicapped
-            else "."
+            else f" (the peers train {budget}, so they can)."
         ),
         unit="seed",
         verdict="inconclusive" if handicapped else verdict,

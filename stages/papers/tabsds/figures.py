@@ -16,9 +16,12 @@ COLUMNS = (
     "utility_synthetic",
     "utility_real",
     "mia_auroc",
+    "mia_prior_auroc",
     "dcr_median",
     "dcr_reference_median",
+    "dcr_reference_official_median",
     "association_error",
+    "association_error_pearson",
     "ks_mean",
     "tv_mean",
 )
