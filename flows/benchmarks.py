@@ -20,7 +20,7 @@ from pathlib import Path
 from stages.core.dvc_cli import dvc_executable, subprocess_env
 from stages.core.io import write_json
 from stages.core.timing import interleaved_seconds, median_seconds
-from stages.experiments import run_experiment
+from stages.platform.experiments import run_experiment
 
 SEQUENTIAL = [[f"mrmc.train.epochs={epochs}"] for epochs in (3, 4, 5, 6)]
 # Same work, other values: DVC's run cache would otherwise restore the second set instead of running it.
@@ -86,7 +86,7 @@ def bench_overhead(workspace: Path, paper: str = "mrmc", repeats: int = OVERHEAD
 
 def smoke_baseline(repo_root: Path, workspace: Path) -> Path:
     """A committed smoke-params scratch copy where MRMC's pipeline ran once."""
-    from stages.smoke import commit_all, run_smoke
+    from stages.platform.smoke import commit_all, run_smoke
 
     run_smoke(["mrmc-claims"], workdir=workspace, root=repo_root)
     commit_all(workspace, "baseline")

@@ -1,4 +1,4 @@
-"""`icml25`: the library's commands (`stages.commands`) plus orchestration: serve, flow, all-papers,
+"""`icml25`: the library's commands (`stages.platform.commands`) plus orchestration: serve, flow, all-papers,
 cluster-sweep, deploy-pool.
 
 The CLI lives in `flows` because it is the one place allowed to import both layers.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from stages.commands import main as library_main
+from stages.platform.commands import main as library_main
 
 ORCHESTRATION_BENCHMARKS = {"orchestration": "flows.benchmarks:run_orchestration_benchmarks"}
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from stages.core.dvc_cli import run_dvc
 from stages.core.errors import PipelineError
 from stages.core.git import git_output
-from stages.experiments import run_experiment, validate_overrides
+from stages.platform.experiments import run_experiment, validate_overrides
 
 WORKER_HOME_ENV = "ICML25_WORKER_HOME"
 DEFAULT_WORKER_HOME = Path.home() / ".cache" / "icml25-worker"

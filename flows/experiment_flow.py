@@ -21,10 +21,10 @@ from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
 from pydantic import BaseModel
 
-from stages.audit import audit_markdown, audit_record, flatten, summary_markdown
 from stages.core.errors import ParamsError
 from stages.core.params import PARAMS_FILE, read_params_file
-from stages.experiments import run_experiment, validate_overrides
+from stages.platform.audit import audit_markdown, audit_record, flatten, summary_markdown
+from stages.platform.experiments import run_experiment, validate_overrides
 
 DASK_ADDRESS_ENV = "ICML25_DASK_ADDRESS"
 LOCAL_CLUSTER = {

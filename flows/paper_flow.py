@@ -16,9 +16,9 @@ from pathlib import Path
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
 
-from stages.audit import audit_markdown, audit_record
 from stages.core.dvc_cli import run_dvc
 from stages.core.dvc_graph import StageChecker
+from stages.platform.audit import audit_markdown, audit_record
 
 LOG_TAIL_LINES = 40
 
@@ -48,7 +48,7 @@ def results_markdown(paper_id: str, workspace: Path) -> str:
     """Metrics and claims of a paper as Markdown (for the Prefect artifact)."""
     from stages.core.claims import read_claims
     from stages.papers.registry import PAPERS
-    from stages.report import TIMING_NOTE, claims_table
+    from stages.platform.report import TIMING_NOTE, claims_table
 
     paper = PAPERS.get(paper_id)
     parts = [f"# {paper.title}", ""]

@@ -177,7 +177,7 @@ def output_file_md5s(workspace: Path, outputs: list[str]) -> dict[str, str]:
 
 
 def _smoke_build(workspace: Path) -> None:
-    from stages.smoke import commit_all, run_smoke
+    from stages.platform.smoke import commit_all, run_smoke
 
     run_smoke(workdir=workspace, root=REPO_ROOT)
     commit_all(workspace, "smoke baseline")  # smoke params and lock, as a user would commit them
@@ -199,7 +199,7 @@ def stage_commands(workspace: Path) -> list[tuple[str, str]]:
 
 
 # What another machine's libraries would pick by themselves (here: an older CPU's kernels in every library);
-# `stages/kernels.py` pins them back, so a run under these settings must still give the same bytes.
+# `stages/platform/kernels.py` pins them back, so a run under these settings must still give the same bytes.
 OTHER_MACHINE_KERNELS = {
     "ATEN_CPU_CAPABILITY": "default",
     "ONEDNN_MAX_CPU_ISA": "SSE41",
@@ -214,7 +214,7 @@ def _direct_build(workspace: Path) -> None:
     paths as `dvc repro` (which runs each `cmd` in the workspace) minus DVC's per-stage bookkeeping, which
     rewrites the whole dvc.lock after every stage. It runs as if on another machine (`OTHER_MACHINE_KERNELS`)."""
     from stages.core.dvc_cli import subprocess_env
-    from stages.smoke import apply_smoke_params, scratch_copy
+    from stages.platform.smoke import apply_smoke_params, scratch_copy
 
     scratch_copy(REPO_ROOT, workspace)
     apply_smoke_params(workspace)
@@ -226,7 +226,7 @@ def _direct_build(workspace: Path) -> None:
 
 
 def _mrmc_selected_build(workspace: Path) -> None:
-    from stages.smoke import run_smoke
+    from stages.platform.smoke import run_smoke
 
     run_smoke(["mrmc-select"], workdir=workspace, root=REPO_ROOT)
 
@@ -252,7 +252,7 @@ def mrmc_baseline(tmp_path_factory) -> Path:
     once; copy or clone it, never edit it. Only MRMC: a temporary experiment copies the workspace, and one
     holding every paper's outputs made each `dvc exp run` ~13 s slower."""
     from stages.core.dvc_cli import run_dvc
-    from stages.smoke import commit_all
+    from stages.platform.smoke import commit_all
 
     def build(folder: Path) -> None:
         mrmc_selected_copy(tmp_path_factory, folder)

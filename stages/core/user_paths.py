@@ -1,6 +1,6 @@
 """What a user's command may write over: never its own input, and never the same path twice in one call.
 
-Checked on the parsed command line before any work (`stages.commands.main`), for every command, so the
+Checked on the parsed command line before any work (`stages.platform.commands.main`), for every command, so the
 commands that papers contribute get it too. An output option is `--output`, `--report` or any `--*-out`; an
 input is any other option that names an existing file. Folders are the output transaction's part: a user
 command replaces only a folder it wrote itself (`stages.core.io.OutputTransaction`).

@@ -211,7 +211,7 @@ def _files(folder):
 def test_bad_input_stops_early_named_and_writes_nothing(tmp_path, monkeypatch, capsys, make_input, message):
     # in-process through the command line's entry point (the exit code and message a user gets, without
     # paying an interpreter start per row; `test_unreadable_parquet_*` above run the real subprocess)
-    from stages.commands import main
+    from stages.platform.commands import main
 
     args = make_input(tmp_path)
     before = _files(tmp_path)

@@ -8,8 +8,8 @@ import pytest
 import yaml
 
 from stages.core.closure import NO_OUTPUT_EFFECT, code_files, module_closure
-from stages.dvc_yaml import render
-from stages.pipelines import all_pipelines
+from stages.platform.dvc_yaml import render
+from stages.platform.pipelines import all_pipelines
 from tests.conftest import run_cli
 
 

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from stages.audit import audit_markdown, audit_record, diff_markdown
 from stages.core.dvc_cli import run_dvc
 from stages.core.errors import ParamsError
 from stages.core.io import file_md5
-from stages.experiments import experiment_revs, run_experiment
+from stages.platform.audit import audit_markdown, audit_record, diff_markdown
+from stages.platform.experiments import experiment_revs, run_experiment
 from tests.conftest import free_port
 
 pytestmark = pytest.mark.integration

@@ -1,6 +1,6 @@
 """Byte-identical whichever CPU kernels the machine's libraries would pick by themselves.
 
-`stages/kernels.py` pins every numeric library to its AVX2 path before it loads. Here two model-derived outputs
+`stages/platform/kernels.py` pins every numeric library to its AVX2 path before it loads. Here two model-derived outputs
 are made again with another machine's choices forced in the environment (`OTHER_MACHINE_KERNELS`: an older
 CPU's kernels in ATen, oneDNN, MKL, OpenBLAS and NumPy): the CNN training trace of MRMC and the MiniLM sentence
 embeddings of the Rotten Tomatoes source. The pin gives the same bytes; without it (the control) the forced
@@ -19,8 +19,8 @@ import pytest
 from stages.core.dvc_cli import run_dvc, subprocess_env
 from stages.core.io import file_md5
 from stages.core.steps import is_timing_path
-from stages.kernels import NATIVE_SWITCH
-from stages.smoke import run_smoke
+from stages.platform.kernels import NATIVE_SWITCH
+from stages.platform.smoke import run_smoke
 from tests.conftest import OTHER_MACHINE_KERNELS, REPO_ROOT
 
 pytestmark = pytest.mark.integration

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from stages.audit import audit_record
 from stages.core.dvc_cli import run_dvc, subprocess_env
-from stages.experiments import experiment_revs
-from stages.smoke import GIT, commit_all
+from stages.platform.audit import audit_record
+from stages.platform.experiments import experiment_revs
+from stages.platform.smoke import GIT, commit_all
 from tests.conftest import clone_with_outputs, free_port
 
 pytestmark = pytest.mark.integration

@@ -16,7 +16,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from stages.commands import main
+from stages.platform.commands import main
 
 EARLIER = b"an earlier output"
 

@@ -6,7 +6,7 @@ code paths as `dvc repro`, which runs each `cmd` in the workspace, without DVC's
 rewrites the whole dvc.lock after every stage, the largest part of a smoke run's time). Under xdist the two builds
 run side by side on two test workers (see `pytest_xdist_make_scheduler` in tests/conftest.py). Directory outputs are
 compared file by file. The rebuild runs with another machine's kernel choices in its environment
-(`OTHER_MACHINE_KERNELS`); `stages/kernels.py` pins them back (`test_kernel_pin.py` has the control: without
+(`OTHER_MACHINE_KERNELS`); `stages/platform/kernels.py` pins them back (`test_kernel_pin.py` has the control: without
 the pin those choices change a model's bytes).
 
 Slow (`make test-slow`): a second run of all ~80 smoke stages is ~8 CPU-minutes, a quarter of the default

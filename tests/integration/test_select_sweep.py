@@ -8,9 +8,9 @@ import numpy as np
 import polars as pl
 import pytest
 
-from stages.commands import main
 from stages.methods.selection import table_selection
 from stages.methods.selection.table_selection import coreset_checks
+from stages.platform.commands import main
 
 
 def ring_table(n_ring: int = 40, n_center: int = 10, seed: int = 0) -> pl.DataFrame:

@@ -21,9 +21,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from stages.audit import audit_record
 from stages.core.dvc_cli import subprocess_env
-from stages.experiments import experiment_revs
+from stages.platform.audit import audit_record
+from stages.platform.experiments import experiment_revs
 from tests.conftest import free_port
 from tests.integration.prefect_ui import (
     MISSING_BROWSER,

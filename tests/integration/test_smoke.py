@@ -11,9 +11,9 @@ import yaml
 from stages.core.claims import read_claims
 from stages.core.dvc_cli import run_dvc
 from stages.core.params import apply_overrides, read_params_file, write_params_file
-from stages.lock_status import lock_status
 from stages.papers.registry import PAPERS
-from stages.results import RESULTS_DOC, check_results, write_results
+from stages.platform.lock_status import lock_status
+from stages.platform.results import RESULTS_DOC, check_results, write_results
 
 pytestmark = pytest.mark.integration
 

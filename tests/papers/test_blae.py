@@ -8,13 +8,13 @@ import numpy as np
 import polars as pl
 import pytest
 
-from stages.commands import main
 from stages.core.errors import ParamsError
 from stages.core.params import load_section, validate_section
 from stages.methods.bandits.own_data import arms_frame
 from stages.papers.blae.claims import range_evidence, regret_claim
 from stages.papers.blae.params import BLAEParams
 from stages.papers.blae.simulate import algorithms_for, checkpoints
+from stages.platform.commands import main
 
 
 @pytest.fixture

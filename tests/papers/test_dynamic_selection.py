@@ -10,7 +10,7 @@ import pytest
 from stages.core.claims import read_claims
 from stages.core.io import file_md5
 from stages.core.params import apply_overrides, read_params_file, write_params_file
-from stages.pipelines import run_stage
+from stages.platform.pipelines import run_stage
 from tests.conftest import run_cli
 from tests.papers.test_info_coevolution import wide_table
 

@@ -11,7 +11,7 @@ import pytest
 from stages.core.claims import read_claims
 from stages.core.io import file_md5
 from stages.core.params import apply_overrides, read_params_file, write_params_file
-from stages.pipelines import run_stage
+from stages.platform.pipelines import run_stage
 from tests.conftest import blobs_table, run_cli
 
 STEPS = ("prepare", "reference", "annotate", "evaluate", "claims")

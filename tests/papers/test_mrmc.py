@@ -31,7 +31,7 @@ from stages.papers.mrmc.classes import class_counts, phi_share_counts, reference
 from stages.papers.mrmc.params import MRMCParams
 from stages.papers.mrmc.pipeline import PAPER
 from stages.papers.mrmc.timing import cost_claim
-from stages.pipelines import run_stage
+from stages.platform.pipelines import run_stage
 
 TINY = [
     "mrmc.dataset=digits",

@@ -8,7 +8,7 @@ import pytest
 
 from stages.core.claims import read_claims
 from stages.core.dvc_cli import run_dvc
-from stages.smoke import scratch_copy
+from stages.platform.smoke import scratch_copy
 
 pytestmark = [pytest.mark.slow, pytest.mark.integration]
 

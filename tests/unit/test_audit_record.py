@@ -9,8 +9,8 @@ import subprocess
 import pytest
 import yaml
 
-from stages.audit import audit_markdown, audit_record, recorded_params, unflatten
 from stages.core.errors import PipelineError
+from stages.platform.audit import audit_markdown, audit_record, recorded_params, unflatten
 
 
 def _workspace(tmp_path, pool_size_now: int, with_claims: bool = True):

@@ -45,7 +45,7 @@ from stages.core.claims import (
     wilson_interval,
     write_claims,
 )
-from stages.report import claims_table
+from stages.platform.report import claims_table
 
 BARE_DESIGN = {
     "could_hold": "the value can come out above",

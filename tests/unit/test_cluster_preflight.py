@@ -10,7 +10,7 @@ import pytest
 from flows.cluster import job_names, pushed_commit
 from stages.core.dvc_cli import run_dvc
 from stages.core.errors import PipelineError
-from stages.smoke import GIT, commit_all
+from stages.platform.smoke import GIT, commit_all
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ import pytest
 
 from stages.core.errors import PipelineError
 from stages.core.git import git_output
-from stages.experiments import experiment_revs
+from stages.platform.experiments import experiment_revs
 
 
 def _git(folder, *args: str) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from stages.interpreter import wrong_interpreter
+from stages.platform.interpreter import wrong_interpreter
 
 
 def _fake_venv(root):

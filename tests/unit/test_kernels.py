@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from stages.kernels import (
+from stages.platform.kernels import (
     NATIVE_SWITCH,
     PINNED_KERNELS,
     cpu_has_avx2,

@@ -8,7 +8,7 @@ import pytest
 
 from stages.core.errors import PipelineError
 from stages.core.params import apply_overrides, read_params_file, write_params_file
-from stages.params_check import check_params
+from stages.platform.params_check import check_params
 
 
 @pytest.fixture

@@ -11,7 +11,6 @@ import polars as pl
 import pytest
 import torch
 
-from stages.commands import main
 from stages.core.errors import DataValidationError
 from stages.core.registry import UnknownNameError
 from stages.datasets.rationales.annotations import read_beer_annotations, read_beer_reviews, read_hotel
@@ -38,6 +37,7 @@ from stages.methods.rationale.own_data import (
 )
 from stages.methods.rationale.text import build_vocab, encode_texts, random_embeddings
 from stages.methods.rationale.trainer import build, instruction_term, train_rationalizer
+from stages.platform.commands import main
 
 
 def tiny_text(n: int = 16, length: int = 12, seed: int = 0):

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from flows.cli import ORCHESTRATION_BENCHMARKS, add_orchestration_commands
-from stages.commands import benchmark_targets, build_parser
+from stages.platform.commands import benchmark_targets, build_parser
 from tests.conftest import REPO_ROOT, run_cli
 
 DOCS = [REPO_ROOT / "README.md", *sorted((REPO_ROOT / "stages" / "papers").glob("*/README.md"))]

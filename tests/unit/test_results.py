@@ -4,7 +4,7 @@ checked without the data (hand edits, a table of another run than dvc.lock's).""
 from __future__ import annotations
 
 from stages.core.claims import compare, verdict_claim
-from stages.results import check_file_blocks, marker, paper_body, parse_block, replace_block
+from stages.platform.results import check_file_blocks, marker, paper_body, parse_block, replace_block
 
 DESIGN = {"could_hold": "the gap can come out positive", "could_fail": "the gap can come out negative"}
 

@@ -8,10 +8,10 @@ import sys
 import pytest
 
 from flows.experiment_flow import StageLog, experiment_command, form_overrides
-from stages.audit import AuditRecord, summary_markdown
 from stages.core.dvc_cli import _run_streaming
 from stages.core.errors import ParamsError
 from stages.core.params import PARAMS_FILE, read_params_file
+from stages.platform.audit import AuditRecord, summary_markdown
 
 
 def test_stage_log_keeps_stage_lines_and_thins_progress_bars():

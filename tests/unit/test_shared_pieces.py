@@ -98,7 +98,7 @@ def test_every_source_module_defines_its_named_source():
 
 
 def test_dvc_yaml_refuses_a_stage_that_feeds_timings_into_a_data_output():
-    from stages.dvc_yaml import check_timings_isolated
+    from stages.platform.dvc_yaml import check_timings_isolated
 
     benchmark = {
         "deps": ["data/x/timings/train.json", "data/x/runs.parquet"],

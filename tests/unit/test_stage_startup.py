@@ -66,7 +66,7 @@ def test_the_stage_runner_imports_only_its_own_paper():
         """
         import sys
         from stages.papers.registry import PAPER_SPECS
-        from stages.pipelines import find_stage
+        from stages.platform.pipelines import find_stage
         pipeline, step = find_stage("blae-claims", {})
         papers = {spec.split(".")[2] for spec in PAPER_SPECS}
         loaded = {name.split(".")[2] for name in sys.modules if name.startswith("stages.papers.")}

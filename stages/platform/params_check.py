@@ -23,15 +23,13 @@ from stages.core.context import StepContext
 from stages.core.errors import PipelineError
 from stages.core.params import PARAMS_FILE, read_params_file, validate_section
 from stages.core.steps import resolve_template
+from stages.platform.pipelines import CHECKED_PATH, all_pipelines
 
-CHECKED_PATH = "data/params.checked"
 CHECKED_TEXT = "params.yaml: every section passed its params model; every user-supplied input is readable\n"
 
 
 def section_models() -> dict[str, Any]:
     """Every params section the project knows, with its model."""
-    from stages.pipelines import all_pipelines
-
     models: dict[str, Any] = {}
     for pipeline in all_pipelines({}):
         models.setdefault(pipeline.params_section, pipeline.model())
@@ -59,8 +57,6 @@ def section_problems(raw: Mapping[str, Any], params_path: str) -> list[str]:
 
 def user_inputs(raw: Mapping[str, Any]) -> list[str]:
     """Deps of any stage that no stage produces and that are not project code: the user's files."""
-    from stages.pipelines import all_pipelines
-
     steps = [step for pipeline in all_pipelines(raw) for step in pipeline.steps]
     produced = {resolve_template(path, raw) for step in steps for path in step.all_outputs().values()}
     wanted = {resolve_template(path, raw) for step in steps for path in step.data_deps(raw).values()}

@@ -30,7 +30,7 @@ def process_age():
 
 class Probe(MetaPathFinder):
     def find_spec(self, fullname, path=None, target=None):
-        if fullname != "stages.pipelines":
+        if fullname != "stages.platform.pipelines":
             return None
         sys.meta_path.remove(self)
         spec = PathFinder.find_spec(fullname, path)

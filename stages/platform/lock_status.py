@@ -21,7 +21,7 @@ from pathlib import Path
 
 from stages.core.dvc_cli import OFFLINE_ENV
 from stages.core.git import git_output
-from stages.dvc_yaml import GATE_STAGE
+from stages.platform.dvc_yaml import GATE_STAGE
 
 
 @dataclass

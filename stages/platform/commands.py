@@ -17,21 +17,21 @@ from pathlib import Path
 
 from stages.core.dvc_cli import OFFLINE_ENV
 from stages.core.errors import PipelineError
-from stages.kernels import kernel_record, kernels_loaded, pin_kernels
+from stages.platform.kernels import kernel_record, kernels_loaded, pin_kernels
 
-PLATFORM_BENCHMARKS = "stages.benchmarks:run_benchmarks"
+PLATFORM_BENCHMARKS = "stages.platform.benchmarks:run_benchmarks"
 AddCommands = Callable[[argparse._SubParsersAction], None]
 
 
 def _stage(args: argparse.Namespace) -> None:
-    from stages.pipelines import run_stage
+    from stages.platform.pipelines import run_stage
 
     print(f"[{args.name}] kernels: {kernel_record()}", file=sys.stderr)
     run_stage(args.name, args.params)
 
 
 def _dvc_yaml(args: argparse.Namespace) -> None:
-    from stages.dvc_yaml import generate
+    from stages.platform.dvc_yaml import generate
 
     fresh, diff = generate(args.workspace, check=args.check)
     if args.check and not fresh:
@@ -41,7 +41,7 @@ def _dvc_yaml(args: argparse.Namespace) -> None:
 
 
 def _lock_status(args: argparse.Namespace) -> None:
-    from stages.lock_status import lock_status, status_text
+    from stages.platform.lock_status import lock_status, status_text
 
     statuses = lock_status(args.workspace)
     print(status_text(statuses, verbose=args.verbose))
@@ -54,7 +54,7 @@ def _lock_status(args: argparse.Namespace) -> None:
 
 
 def _results(args: argparse.Namespace) -> None:
-    from stages.results import check_results, write_results
+    from stages.platform.results import check_results, write_results
 
     if args.check:
         problems = check_results(args.workspace)
@@ -77,7 +77,7 @@ def _papers(args: argparse.Namespace) -> None:
 def _claims(args: argparse.Namespace) -> None:
     from stages.core.claims import read_claims
     from stages.papers.registry import PAPERS
-    from stages.report import TIMING_NOTE, claims_table
+    from stages.platform.report import TIMING_NOTE, claims_table
 
     paths = {paper_id: Path(PAPERS.get(paper_id).claims_path) for paper_id in PAPERS.names()}
     found = {paper_id: read_claims(path) for paper_id, path in paths.items() if path.is_file()}
@@ -93,21 +93,21 @@ def _claims(args: argparse.Namespace) -> None:
 
 
 def _smoke(args: argparse.Namespace) -> None:
-    from stages.smoke import run_smoke
+    from stages.platform.smoke import run_smoke
 
     workdir = run_smoke(targets=args.targets, workdir=args.workdir)
     print(f"smoke run finished in {workdir}")
 
 
 def _run(args: argparse.Namespace) -> None:
-    from stages.experiments import run_experiment
+    from stages.platform.experiments import run_experiment
 
     result = run_experiment(args.paper, args.set, args.name, args.workspace)
     print(f"experiment {result.name} ({result.rev}) — `icml25 audit {args.paper} --exp {result.name}`")
 
 
 def _audit(args: argparse.Namespace) -> None:
-    from stages.audit import audit_markdown, audit_record, diff_markdown
+    from stages.platform.audit import audit_markdown, audit_record, diff_markdown
 
     if args.diff:
         first, second = (audit_record(args.paper, run, args.workspace) for run in args.diff)

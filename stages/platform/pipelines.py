@@ -16,6 +16,8 @@ from stages.core.ownership import sole_writer
 from stages.core.params import PARAMS_FILE, read_params_file, validate_section
 from stages.core.steps import Pipeline, Step, import_ref, resolve_template
 
+CHECKED_PATH = "data/params.checked"
+"""The `params` stage's one output: every stage that reads no other stage's output depends on it."""
 REPORT_PATH = "reports/claims.md"
 TIMING_REPORT_PATH = "reports/timings/claims.md"
 
@@ -36,13 +38,13 @@ def report_pipeline() -> Pipeline:
         name="report-timings",
         deps={paper.id: paper.timing_claims_path for paper in papers if paper.timing_claims_path},
         outs={"report": TIMING_REPORT_PATH},
-        run="stages.report:run_timings",
+        run="stages.platform.report:run_timings",
         description="benchmark stage (timings/ only): gather the papers' claims about wall-clock time into "
         "reports/timings/claims.md",
     )
     return Pipeline(
         id="",
-        package="stages",
+        package="stages.platform",
         params_section="common",
         params_model="stages.common:CommonParams",
         steps=(report, timings),
@@ -62,19 +64,17 @@ def params_model_modules() -> tuple[str, ...]:
 
 def params_pipeline() -> Pipeline:
     """The `params` stage: the whole params file checked before any stage can delete an output."""
-    from stages.params_check import CHECKED_PATH
-
     step = Step(
         name="params",
         deps={"params": PARAMS_FILE},
         outs={"checked": CHECKED_PATH},
-        run="stages.params_check:run",
+        run="stages.platform.params_check:run",
         description="check every params section, section name and user-supplied input before any stage runs",
         modules=params_model_modules(),
     )
     return Pipeline(
         id="",
-        package="stages",
+        package="stages.platform",
         params_section="common",
         params_model="stages.common:CommonParams",
         steps=(step,),

@@ -18,7 +18,7 @@ from stages.core.dvc_graph import locked_paper_stages
 from stages.core.errors import PipelineError
 from stages.core.git import git_output
 from stages.core.params import load_yaml
-from stages.experiments import experiment_revs
+from stages.platform.experiments import experiment_revs
 
 WORKSPACE = "workspace"
 

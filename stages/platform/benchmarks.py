@@ -4,7 +4,7 @@
 - A no-op `dvc repro` of the whole repository (workspace must be up to date).
 - MRMC vs EL2N selection time on the same pool (scoring only, and with the shared trace).
 - Stage start-up: process start to the step function, for stages with and without torch
-  (`stages/startup_bench.py`; targets ≤ 1 s without torch, ≤ 2 s with it).
+  (`stages/platform/startup_bench.py`; targets ≤ 1 s without torch, ≤ 2 s with it).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from stages.core.io import read_parquet, write_json, write_parquet
 from stages.core.metrics import new_figure, save_figure
 from stages.core.timing import median_seconds
 from stages.datasets.classification import from_arrays, to_arrays
-from stages.startup_bench import bench_stage_startup
+from stages.platform.startup_bench import bench_stage_startup
 
 RESULTS_DIR = Path("reports/benchmarks")
 
