@@ -355,7 +355,7 @@ def test_rl_train_trains_a_discrete_env(tmp_path, monkeypatch, capsys):
 # ---- icml25 validate / select / audit: tables and paths (issue 39) ----
 
 
-def _tables(folder: Path) -> None:
+def _selection_tables(folder: Path) -> None:
     rng = np.random.default_rng(0)
     empty = {"f1": pl.Series([], dtype=pl.Float64), "label": pl.Series([], dtype=pl.Int64)}
     pl.DataFrame(empty).write_parquet(folder / "empty.parquet")
@@ -423,13 +423,13 @@ TABLE_CASES = {
 
 @pytest.mark.parametrize("case", TABLE_CASES, ids=list(TABLE_CASES))
 def test_tables_and_paths_are_refused_by_name(tmp_path, monkeypatch, capsys, case):
-    _tables(tmp_path)
+    _selection_tables(tmp_path)
     args, fragments = TABLE_CASES[case]
     _assert_refused(tmp_path, monkeypatch, capsys, args, fragments)
 
 
 def test_the_1e300_value_is_reported_under_the_users_column(tmp_path, monkeypatch, capsys):
-    _tables(tmp_path)
+    _selection_tables(tmp_path)
     code, stderr = _run(tmp_path, monkeypatch, capsys, ["validate", "--input", "huge.parquet"])
     assert code == 2
     assert "column 'myfeat': 1 value(s) beyond" in stderr and "'features'" not in stderr

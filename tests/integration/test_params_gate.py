@@ -52,7 +52,7 @@ def _edit(workspace, edit) -> str:
             lambda raw: raw["common"]["datasets"].update(
                 table={**raw["common"]["datasets"]["table"], "path": "data/nowhere.parquet"}
             ),
-            "data/nowhere.parquet: not found",
+            "common.datasets.table.path: data/nowhere.parquet not found",
         ),
     ],
     ids=["bad-value", "typo-key", "unknown-section", "missing-user-file"],

@@ -225,11 +225,14 @@ def assert_the_form_says_what_each_param_is(schema: dict) -> None:
 
 
 def open_custom_run(driver, base: str, deployment: str) -> None:
-    """Deployments → the deployment → Run → Custom run, as a user clicks through."""
+    """The deployment's page → Run → Custom run, as a user clicks through. The page is opened by its address:
+    the deployments list shows ten per page, and with fourteen papers a paper can sit on the second."""
+    from prefect.settings import PREFECT_API_URL, temporary_settings
     from selenium.webdriver.common.by import By
 
-    driver.get(f"{base}/deployments")
-    click_text(driver, "a", deployment, timeout=60)
+    with temporary_settings(updates={PREFECT_API_URL: f"{base}/api"}):
+        found = read_deployment(f"{deployment}/{deployment}")
+    driver.get(f"{base}/deployments/deployment/{found.id}")
     click_text(driver, "*", "Run")
     click_text(driver, "*", "Custom run")
     wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, ".schema-form-property"), 60, "the run form")

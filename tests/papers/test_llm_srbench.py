@@ -169,6 +169,7 @@ def test_sr_problem_then_sr_eval_scores_the_truth_perfectly(tmp_path):
         "train.parquet",
         "test.parquet",
         "ood_test.parquet",
+        ".icml25-output",  # the mark that lets a later sr-problem replace this folder, and no other
     }
     truth = run_cli(
         ["sr-eval", "--problem", "coulomb", "--expression", "q1*q2/(4*pi*eps*r**2)", "--output", "t"],
