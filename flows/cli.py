@@ -48,6 +48,9 @@ def _serve(args: argparse.Namespace) -> None:
 
 
 def _flow(args: argparse.Namespace) -> None:
+    from stages.papers.registry import load_paper
+
+    load_paper(args.paper)  # an unknown id is told before Prefect is imported
     from flows.paper_flow import run_paper_flow
 
     run_paper_flow(args.paper, workspace=args.workspace, force=args.force)

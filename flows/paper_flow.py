@@ -1,6 +1,7 @@
 """A Prefect flow per paper: one task per DVC stage, in DAG order, each run through `dvc repro`.
 
-`icml25 flow <paper>` runs it in Prefect's embedded mode (ephemeral API, no server). Before each task the flow
+`icml25 flow <paper>` runs it without a server: Prefect's API app runs in a thread of the same process
+(`flows.embedded_api`), or the run reports to `PREFECT_API_URL` when that is set. Before each task the flow
 asks DVC, in this process, whether the stage would run (`StageChecker`: DVC's own `Stage.changed()`); a stage
 with nothing to do is logged as skipped by its task, and one that would run goes through
 `dvc repro --single-item <stage>`, which writes `dvc.lock` (a workspace lock makes DVC writes take turns). So
@@ -16,6 +17,7 @@ from pathlib import Path
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
 
+from flows.embedded_api import embedded_api
 from stages.core.dvc_cli import run_dvc
 from stages.core.dvc_graph import StageChecker
 from stages.platform.audit import audit_markdown, audit_record
@@ -47,10 +49,10 @@ def run_dvc_stage(stage: str, workspace: str, force: bool = False, current: bool
 def results_markdown(paper_id: str, workspace: Path) -> str:
     """Metrics and claims of a paper as Markdown (for the Prefect artifact)."""
     from stages.core.claims import read_claims
-    from stages.papers.registry import PAPERS
+    from stages.papers.registry import load_paper
     from stages.platform.report import TIMING_NOTE, claims_table
 
-    paper = PAPERS.get(paper_id)
+    paper = load_paper(paper_id)
     parts = [f"# {paper.title}", ""]
     for step in paper.pipeline.steps:
         for metrics_path in step.metrics.values():
@@ -103,8 +105,10 @@ def paper_flow(paper: str, workspace: str = ".", force: bool = False) -> list[st
 
 
 def run_paper_flow(paper: str, workspace: str = ".", force: bool = False) -> list[str]:
-    """Validate the paper id and run its flow (embedded Prefect unless PREFECT_API_URL points at a server)."""
-    from stages.papers.registry import PAPERS
+    """Validate the paper id and run its flow: against PREFECT_API_URL when set, else against Prefect's server app
+    in a thread of this process (`flows.embedded_api`)."""
+    from stages.papers.registry import load_paper
 
-    PAPERS.get(paper)
-    return paper_flow(paper=paper, workspace=str(Path(workspace).resolve()), force=force)
+    load_paper(paper)
+    with embedded_api():
+        return paper_flow(paper=paper, workspace=str(Path(workspace).resolve()), force=force)

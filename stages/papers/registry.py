@@ -1,7 +1,7 @@
 """The registered papers, one line each. A paper is held to the shared contract (tests/papers) by being here.
 
-`PAPERS` imports every paper's pipeline on first use; `paper_spec` finds one paper's module without that, so a
-stage process imports its own paper only.
+`PAPERS` imports every paper's pipeline on first use; `load_paper` imports one paper's module only, so a stage
+process or a paper's flow pays for its own paper alone.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 from functools import cache
 
-from stages.core.registry import Registry
+from stages.core.registry import Registry, UnknownNameError
 from stages.papers.paper import Paper
 
 PAPER_SPECS = (
@@ -30,9 +30,18 @@ PAPER_SPECS = (
 )
 
 
-def paper_spec(paper_id: str) -> str | None:
-    """The pipeline module of registered paper `paper_id`, or None."""
-    return next((spec for spec in PAPER_SPECS if spec.split(".")[2] == paper_id), None)
+def paper_id_of(spec: str) -> str:
+    """The paper id of a `PAPER_SPECS` entry (`stages.papers.<id>.pipeline`)."""
+    return spec.split(".")[2]
+
+
+def load_paper(paper_id: str) -> Paper:
+    """Registered paper `paper_id`, importing its pipeline module only; an unknown id lists the valid ones."""
+    spec = next((spec for spec in PAPER_SPECS if paper_id_of(spec) == paper_id), None)
+    if spec is None:
+        valid = ", ".join(sorted(paper_id_of(spec) for spec in PAPER_SPECS))
+        raise UnknownNameError(f"unknown paper '{paper_id}'; valid names: {valid}")
+    return importlib.import_module(spec).PAPER
 
 
 @cache

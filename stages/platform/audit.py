@@ -84,10 +84,11 @@ class _Revision:
 
 def audit_record(paper: str, run: str = WORKSPACE, workspace: str | Path = ".") -> AuditRecord:
     """Collect the audit of `paper` for the workspace (`run="workspace"`) or an experiment name."""
-    from stages.papers.registry import PAPERS
+    from stages.papers.registry import load_paper
 
     workspace = Path(workspace)
-    pipeline = PAPERS.get(paper).pipeline
+    described = load_paper(paper)
+    pipeline = described.pipeline
     rev = None
     if run != WORKSPACE:
         revs = experiment_revs(workspace)
@@ -123,7 +124,7 @@ def audit_record(paper: str, run: str = WORKSPACE, workspace: str | Path = ".") 
         for path in step.metrics.values()
         if (text := source.data_file(path))
     }
-    claims_text = source.data_file(PAPERS.get(paper).claims_path)
+    claims_text = source.data_file(described.claims_path)
     if not metrics and not claims_text:
         raise PipelineError(
             f"nothing to audit: dvc.lock records a run of {paper}, but none of its metrics or claims files is "

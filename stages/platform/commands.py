@@ -226,15 +226,41 @@ def add_library_commands(commands: argparse._SubParsersAction, extra_benchmarks:
 
 
 def build_parser(
-    extra_commands: Iterable[AddCommands] = (), extra_benchmarks: Mapping[str, str] = {}
+    extra_commands: Iterable[AddCommands] = (),
+    extra_benchmarks: Mapping[str, str] = {},
+    contributed: bool = True,
 ) -> argparse.ArgumentParser:
-    """The `icml25` argument parser: library commands, contributed commands, then any extra ones."""
+    """The `icml25` argument parser: library commands, the papers' contributed commands (unless `contributed`
+    is False: they import every paper), then any extra ones."""
     parser = argparse.ArgumentParser(prog="icml25", description="ICML 2025 papers as auditable DVC pipelines")
     commands = parser.add_subparsers(dest="command", required=True)
     add_library_commands(commands, extra_benchmarks)
-    for add in (*contributed_commands(), *extra_commands):
+    for add in (*(contributed_commands() if contributed else ()), *extra_commands):
         add(commands)
     return parser
+
+
+def command_parser(
+    words: list[str], extra_commands: Iterable[AddCommands] = (), extra_benchmarks: Mapping[str, str] = {}
+) -> argparse.ArgumentParser:
+    """The parser for the command line `words`: `stage` alone for a stage process; without the papers'
+    commands when the command is one of the library's or the extra ones (`icml25 flow mrmc` imports only
+    MRMC); else the whole parser (a paper's command, `--help`, a typo to be told the valid names)."""
+    if words and words[0] == "stage":
+        return stage_parser()
+    own = build_parser(extra_commands, extra_benchmarks, contributed=False)
+    if words and words[0] in _command_names(own):
+        return own
+    return build_parser(extra_commands, extra_benchmarks)
+
+
+def _command_names(parser: argparse.ArgumentParser) -> set[str]:
+    return {
+        name
+        for action in parser._actions
+        if isinstance(action, argparse._SubParsersAction)
+        for name in action.choices
+    }
 
 
 def stage_parser() -> argparse.ArgumentParser:
@@ -255,9 +281,7 @@ def main(
     if not kernels_loaded():  # a process's first command pins the kernels; an in-process call keeps its own
         pin_kernels()
     words = sys.argv[1:] if argv is None else argv
-    stage_call = bool(words) and words[0] == "stage"
-    parser = stage_parser() if stage_call else build_parser(extra_commands, extra_benchmarks)
-    args = parser.parse_args(argv)
+    args = command_parser(words, extra_commands, extra_benchmarks).parse_args(argv)
     try:
         refuse_clashing_paths(args)
         args.handler(args)

@@ -3,7 +3,6 @@ running one DVC stage: `icml25 stage <name>` is the command each `dvc.yaml` stag
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -95,13 +94,10 @@ def all_pipelines(raw_params: Mapping[str, Any] | None = None) -> list[Pipeline]
 
 def _own_paper_pipelines(stage_name: str) -> list[Pipeline]:
     """The pipelines of the registered papers whose id prefixes `stage_name` (importing only those)."""
-    from stages.papers.registry import PAPER_SPECS
+    from stages.papers.registry import PAPER_SPECS, load_paper, paper_id_of
 
-    return [
-        importlib.import_module(spec).PAPER.pipeline
-        for spec in PAPER_SPECS
-        if stage_name.startswith(spec.split(".")[2] + "-")
-    ]
+    ids = (paper_id_of(spec) for spec in PAPER_SPECS)
+    return [load_paper(paper_id).pipeline for paper_id in ids if stage_name.startswith(paper_id + "-")]
 
 
 def _step_named(stage_name: str, pipelines: list[Pipeline]) -> tuple[Pipeline, Step] | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 import yaml
@@ -77,7 +78,7 @@ def test_flow_runs_stages_through_dvc_and_publishes_results(mrmc_selected, prefe
         apply_overrides(read_params_file(params_path), ["mrmc.claims.uneven_ratio=2.5"]), params_path
     )
     stale = [stage for stage in EXPECTED if not StageChecker(workspace).is_current(stage)]
-    status = json.loads(run_dvc(["status", "--json"], workspace, capture=True, lock=False).stdout)
+    status = json.loads(run_dvc(["status", "mrmc-claims", "--json"], workspace, capture=True, lock=False).stdout)
     assert stale == [stage for stage in EXPECTED if stage in status] and "mrmc-claims" in stale, stale
     assert "mrmc-train" not in stale
     params_path.write_text(original)
@@ -96,3 +97,37 @@ def test_unknown_paper_fails_before_prefect_starts(repo_root):
     from stages.papers.registry import PAPERS
 
     assert f"unknown paper 'mrcm'; valid names: {', '.join(sorted(PAPERS.names()))}" in result.stderr
+
+
+def test_flow_command_serves_prefects_api_in_its_own_process(mrmc_baseline, tmp_path):
+    """`icml25 flow` without PREFECT_API_URL runs Prefect's API app in a thread of its own process (no second
+    interpreter, no "temporary server"), records the run in PREFECT_HOME's database, and stops the API after."""
+    import shutil
+    import sqlite3
+
+    from tests.conftest import run_cli
+
+    workspace = Path(shutil.copytree(mrmc_baseline, tmp_path / "ws", symlinks=True))
+    run_dvc(["repro", "mrmc-timing"], workspace, capture=True)  # the baseline ran mrmc-claims, not the benchmark
+    home = tmp_path / "prefect-home"
+    env = {"PREFECT_HOME": str(home)}
+    result = run_cli(["flow", "mrmc", "--workspace", str(workspace)], workspace, env)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-3000:]
+    assert "temporary server" not in output
+    assert output.count("didn't change, skipping") == len(EXPECTED), output[-6000:]
+    with sqlite3.connect(home / "prefect.db") as database:
+        flow_states = database.execute("select state_type from flow_run").fetchall()
+        task_names = {name for (name,) in database.execute("select name from task_run")}
+    assert flow_states == [("COMPLETED",)]
+    assert {name.rsplit("-", 1)[0] for name in task_names} == set(EXPECTED)
+
+
+def test_a_configured_api_url_is_used_as_it_is():
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    from flows.embedded_api import embedded_api
+
+    with temporary_settings({PREFECT_API_URL: "http://127.0.0.1:9/api"}), embedded_api() as url:
+        assert url == "http://127.0.0.1:9/api"
+        assert PREFECT_API_URL.value() == url
