@@ -14,7 +14,7 @@ Its one output never changes, so a valid edit reruns nothing beyond the stages t
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -63,12 +63,12 @@ def user_inputs(raw: Mapping[str, Any]) -> list[str]:
     return sorted(wanted - produced - {CHECKED_PATH})
 
 
-def input_problems(raw: Mapping[str, Any], root: Path) -> list[str]:
-    """A user-supplied input that is missing, or a Parquet file that cannot be read."""
+def input_problems(supplied: Iterable[str], root: Path) -> list[str]:
+    """A user-supplied input (`user_inputs`) that is missing, or a Parquet file that cannot be read."""
     import pyarrow.parquet as pq
 
     problems = []
-    for relative in user_inputs(raw):
+    for relative in supplied:
         path = root / relative
         if not path.exists():
             problems.append(f"{relative}: not found (named in {PARAMS_FILE})")
@@ -80,17 +80,15 @@ def input_problems(raw: Mapping[str, Any], root: Path) -> list[str]:
     return problems
 
 
-def kind_problems(raw: Mapping[str, Any], root: Path) -> list[str]:
+def kind_problems(raw: Mapping[str, Any], root: Path, supplied: Collection[str]) -> list[str]:
     """What each source's and paper's own check finds wrong with the user's files: a folder where a file is
     due, a file that is not Parquet, a missing column or IDX file (`Source.check`, `Paper.input_check`).
-    A check runs when its stage reads a user-supplied input (a path no stage produces)."""
+    A check runs when its stage reads a user-supplied input (one of `supplied`: a path no stage produces)."""
     from stages.common import CommonParams
     from stages.core.steps import import_ref
     from stages.datasets.pipeline import configured, source_step
     from stages.datasets.registry import get_source, source_names
     from stages.papers.registry import PAPERS
-
-    supplied = set(user_inputs(raw))
 
     def reads_user_input(steps) -> bool:
         return any(
@@ -127,10 +125,11 @@ def check_params(params_path: str | Path = PARAMS_FILE, root: str | Path = ".") 
     raw = read_params_file(params_path)
     problems = section_problems(raw, str(params_path))
     if not problems:
-        problems = kind_problems(raw, Path(root))
-        named = " ".join(problems)
+        supplied = user_inputs(raw)  # every pipeline's deps resolved: done once
+        problems = kind_problems(raw, Path(root), set(supplied))
+        named = " ".join(problems)  # a kind check's message about a path replaces the generic one
         problems += [
-            problem for problem in input_problems(raw, Path(root)) if problem.split(":")[0] not in named
+            problem for problem in input_problems(supplied, Path(root)) if problem.split(":")[0] not in named
         ]
     if problems:
         raise PipelineError("\n".join(problems))
