@@ -27,6 +27,7 @@ PAPER_SPECS = (
     "stages.papers.activation_comm.pipeline",
     "stages.papers.sfbd.pipeline",
     "stages.papers.llm_srbench.pipeline",
+    "stages.papers.bronet.pipeline",
 )
 
 
