@@ -28,6 +28,7 @@ PAPER_SPECS = (
     "stages.papers.sfbd.pipeline",
     "stages.papers.llm_srbench.pipeline",
     "stages.papers.bronet.pipeline",
+    "stages.papers.dd3d.pipeline",
 )
 
 
