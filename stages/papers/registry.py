@@ -29,6 +29,7 @@ PAPER_SPECS = (
     "stages.papers.llm_srbench.pipeline",
     "stages.papers.bronet.pipeline",
     "stages.papers.dd3d.pipeline",
+    "stages.papers.bdc.pipeline",
 )
 
 
