@@ -30,6 +30,7 @@ PAPER_SPECS = (
     "stages.papers.bronet.pipeline",
     "stages.papers.dd3d.pipeline",
     "stages.papers.bdc.pipeline",
+    "stages.papers.vanishing_ideals.pipeline",
 )
 
 
