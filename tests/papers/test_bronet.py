@@ -97,5 +97,9 @@ def test_rank_claim_compares_the_best_rank_with_the_named_one() -> None:
         pl.DataFrame({"label": f"r{r}", "item": range(300), "correct": c, "radius": [1.0] * 300})
         for r, c in outcomes.items()
     )
-    claim = rank_claim(items, runs, params)
+    claim = rank_claim(items, runs, params)  # the default sweep: one training run per rank
+    assert claim.measured["best"] == 0.125 and claim.verdict == "inconclusive"
+    assert "training-seed noise" in claim.reason
+    seeded = BRONetParams.model_validate({"default": {"rank_sweep": {"seeds": [0, 1, 2]}}})
+    claim = rank_claim(items, runs, seeded)
     assert claim.measured["best"] == 0.125 and claim.verdict == "fails"

@@ -89,18 +89,19 @@ def bro_epsilon_claim(layers: dict, params: BRONetParams) -> Claim:
         compare_every(
             "‖W‖₂ − 1 with the code's ε (conv: padded and cropped)", norms, lip, "below", unit="settings"
         ),
-        compare_every("max |WᴴW − I| with the code's ε", errors, tol, "below", unit="settings"),
     ]
     return verdict_claim(
         id="bro_code_epsilon",
-        statement="With ε = 1e-5 · mean diag(VᵀV) (the code) every σ ≤ 1, and WᵀW = I to 1e-5 (the card's CPU test).",
+        statement="With ε = 1e-5 · mean diag(VᵀV) (the code) every singular value stays ≤ 1, so the certificates "
+        "hold.",
         measured={"orthogonality_error": errors, "norm_minus_one": norms},
-        criterion=f"every setting: ‖W‖₂ − 1 < {lip} and max |WᴴW − I| < {tol}",
+        criterion=f"every setting: ‖W‖₂ − 1 < {lip}. max |WᴴW − I| is recorded, not judged against {tol}: the "
+        "code's ε moves each reflected eigenvalue of WᴴW by about 4ε/σᵢ² ≥ 4e-5 (σ²_min ≤ the mean diagonal), so "
+        "the card's 1e-5 cannot hold for any V; the exact formula is judged in bro_orthogonal",
         evidence=evidence,
-        could_hold="The ε perturbation moves the −1 eigenvalues by 2ε/(σ²+ε), below the tolerance when VᵀV is "
-        "well conditioned, and never above 1.",
-        could_fail="On random V the smallest σ² are a small share of the mean diagonal, so 2ε/σ² can exceed "
-        "1e-5; a norm above 1 would break the certificates.",
+        could_hold="ε shrinks the reflected directions (eigenvalues −1 + 2ε/(σ²+ε)), never past 1.",
+        could_fail="A construction error (truncation, FFT normalisation, padding and cropping) would give a "
+        "singular value above 1 and break the certificates.",
         unit="setting",
     )
 
@@ -288,6 +289,9 @@ def radius_claim(items: pl.DataFrame, runs: pl.DataFrame, params: BRONetParams) 
     )
 
 
+MIN_RANK_SEEDS = 3
+
+
 def rank_claim(items: pl.DataFrame, runs: pl.DataFrame, params: BRONetParams) -> Claim:
     sweep = params.grid.rank_sweep
     ranked = runs.filter(pl.col("track") == "rank")
@@ -305,6 +309,21 @@ def rank_claim(items: pl.DataFrame, runs: pl.DataFrame, params: BRONetParams) ->
             unit="test items",
         )
     ]
+    if len(sweep.seeds) < MIN_RANK_SEEDS:
+        return verdict_claim(
+            id="rank_half_near_best",
+            statement="BRO rank r = m/2 is near the best (rank table; advice: start at m/2).",
+            measured={"certified_36_by_rank": means, "best": best, "seeds": list(sweep.seeds)},
+            criterion=f"needs ≥ {MIN_RANK_SEEDS} training seeds per rank (scale: full runs 3)",
+            evidence=evidence,
+            could_hold="The rank changes only how many directions each layer reflects; m/2 leaves both ±1 "
+            "eigenspaces large.",
+            could_fail="A rank other than m/2 ends more than a point ahead over training seeds.",
+            unit="item",
+            verdict="inconclusive",
+            reason=f"Inconclusive by design: {len(sweep.seeds)} training run per rank, so the interval over test "
+            "items leaves out training-seed noise, and the best rank is picked on the items it is tested on.",
+        )
     return verdict_claim(
         id="rank_half_near_best",
         statement="BRO rank r = m/2 is near the best (rank table; advice: start at m/2).",

@@ -73,20 +73,7 @@ def run(ctx: StepContext) -> None:
     evidence = [
         compare_ratio("seconds BRO / SOC", ratios("soc"), 1.0, "below", conf, unit="(width, repeat) pairs"),
         compare_ratio(
-            "seconds BRO / Cayley (upper)",
-            ratios("cayley"),
-            band,
-            "below",
-            conf,
-            unit="(width, repeat) pairs",
-        ),
-        compare_ratio(
-            "seconds BRO / Cayley (lower)",
-            ratios("cayley"),
-            1 / band,
-            "above",
-            conf,
-            unit="(width, repeat) pairs",
+            "seconds BRO / Cayley", ratios("cayley"), band, "below", conf, unit="(width, repeat) pairs"
         ),
     ]
     claim = verdict_claim(
@@ -100,7 +87,8 @@ def run(ctx: StepContext) -> None:
         },
         criterion=f"forward + backward of one c → c 3 × 3 conv at {timing.size} × {timing.size}, batch {timing.batch}, "
         f"widths {timing.widths}, {timing.repeats} interleaved repeats: geometric-mean ratio BRO/SOC wholly below 1 "
-        f"and BRO/Cayley wholly inside [1/{band}, {band}] (t over the log-ratios of (width, repeat) pairs)",
+        f"and BRO/Cayley wholly below {band} (t over the log-ratios of (width, repeat) pairs). One-sided: the paper "
+        "finds BRO similar to Cayley and ahead at large widths, so BRO faster than Cayley is within the claim",
         evidence=evidence,
         could_hold="BRO needs one batched solve per frequency and no series; SOC runs 6 convolutions per pass.",
         could_fail="On CPU the per-frequency complex solves cost more than SOC's small convolutions or than "
