@@ -49,7 +49,8 @@ def mean_accuracy(results: pl.DataFrame, cut: int, method: str) -> float:
 def headline_claim(
     params: VanishingIdealsParams, results: pl.DataFrame, predictions: dict, full_parameters: int
 ) -> Claim:
-    """At the headline cut: accuracy within `accuracy_margin` points of the full net, parameters ≤ fraction."""
+    """At the headline cut: accuracy within `accuracy_margin` points of the full net, parameters ≤ fraction; a
+    failure is judged only where an MLP on the pooled latent (`latent_mlp`) can itself come within the margin."""
     claims, seeds = params.claims, params.grid.fit.seeds
     cut = params.grid.headline_cut
     vinet = item_correct(predictions, cut, "vinet", seeds)
@@ -72,7 +73,14 @@ def headline_claim(
             unit="seeds",
         ),
     ]
-    return verdict_claim(
+    ceiling = points_difference(
+        f"design check: MLP on the pooled latent at cut {cut} − full net",
+        item_correct(predictions, cut, "latent_mlp", seeds),
+        full,
+        -claims.accuracy_margin,
+        claims.confidence,
+    )
+    claim = dict(
         id="small_cut_matches",
         statement="VI-Net18-Small is within 0.23 points of ResNet-18 on CIFAR-10 (92.66 vs 92.89 %) with 2.84M vs "
         "11.24M parameters; CPU version: a pre-named cut within 1.5 points of the full net with ≤ 50 % of its "
@@ -81,6 +89,8 @@ def headline_claim(
             "cut": cut,
             "vinet_accuracy": mean_accuracy(results, cut, "vinet"),
             "full_net_accuracy": round(100.0 * float(full.mean()), 3),
+            "latent_mlp_accuracy": mean_accuracy(results, cut, "latent_mlp"),
+            "latent_mlp_minus_full": {"mean": ceiling.mean, "interval": ceiling.interval},
             "vinet_parameters": {
                 seed: int(fraction * full_parameters) for seed, fraction in fractions.items()
             },
@@ -88,7 +98,8 @@ def headline_claim(
         },
         criterion=f"at cut {cut}: bootstrap interval over test images of the mean accuracy difference VI-Net − full "
         f"net (points, VI-Net averaged over {len(seeds)} seeds) wholly above −{claims.accuracy_margin}, and every "
-        f"seed's parameter ratio below {claims.params_fraction}",
+        f"seed's parameter ratio below {claims.params_fraction}; a failure counts only when an MLP on the same pooled "
+        "latent (the design check) is shown within the margin, else it is inconclusive by design",
         evidence=evidence,
         could_hold="The pooled latent at this cut already separates the classes nearly as well as the full net and "
         "the generators keep that, at a fraction of the convolutions' parameters.",
@@ -96,6 +107,17 @@ def headline_claim(
         "VI-Net trails the full net by more than the margin beyond the item noise (or its layer outgrows half the "
         "parameters).",
         unit="item",
+    )
+    judged = verdict_claim(**claim)
+    if judged.verdict != "fails" or ceiling.verdict == "holds":
+        return judged
+    return verdict_claim(
+        **claim,
+        verdict="inconclusive",
+        reason=f"Inconclusive by design: VI-Net trails the full net, but so does an MLP trained on the pooled "
+        f"latent at cut {cut} ({ceiling.mean:.2f} points [{ceiling.interval[0]:.2f}, "
+        f"{ceiling.interval[1]:.2f}], not shown above −{claims.accuracy_margin}), so the cut (global pooling of the "
+        "base's features) may decide the claim rather than VI-Net.",
     )
 
 

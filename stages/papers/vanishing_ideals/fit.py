@@ -17,7 +17,7 @@ fitted: before fine-tuning) and `models.safetensors` (the first seed's VI-Net pe
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import polars as pl
@@ -51,7 +51,12 @@ from stages.methods.ideals.vinet import (
 from stages.papers.vanishing_ideals.data import SPLITS, Prepared, load_net, load_prepared
 from stages.papers.vanishing_ideals.params import VanishingIdealsParams
 
-METHODS = ("vinet", "linear_probe", "random_monomials", "full_net")
+METHODS = ("vinet", "linear_probe", "random_monomials", "latent_mlp", "full_net")
+CEILING_HIDDEN, CEILING_EPOCHS, CEILING_LR = 256, 20, 1e-3
+"""`latent_mlp`, the design check of the headline claim: a one-hidden-layer MLP on the pooled latent, with the
+heads' batch size and learning rate but trained to convergence (20 epochs, not 3). It estimates what any small
+head can read from the cut; when it cannot come within the margin of the full net, the cut (pooling of the
+base's features) decides the claim, not VI-Net. A check, not a peer: no claim compares VI-Net with it."""
 
 
 @torch.no_grad()
@@ -197,6 +202,21 @@ def run_cut(
             evaluate(probe, data.latents, data.labels),
             base_parameters + probe.parameter_count(),
             data.latents["train"].shape[1],
+        )
+        width = data.latents["train"].shape[1]
+        with torch.random.fork_rng():  # its own initialisation: the other heads' draws stay as they were
+            torch.manual_seed(derive_seed(run_seed, "latent_mlp"))
+            ceiling = Head(
+                torch.nn.Sequential(torch.nn.Linear(width, CEILING_HIDDEN), torch.nn.ReLU()),
+                data.latents["train"],
+                10,
+            )
+        recipe = replace(head_options(params), epochs=CEILING_EPOCHS, lr=CEILING_LR)
+        train_head(ceiling, data.latents["train"], train_labels, recipe, run_seed)
+        outcome["latent_mlp"] = (
+            evaluate(ceiling, data.latents, data.labels),
+            base_parameters + ceiling.parameter_count(),
+            CEILING_HIDDEN,
         )
         best = None
         for draw in range(len(fit.psi_grid)):
