@@ -10,6 +10,7 @@ import polars as pl
 
 from stages.core.claims import (
     Claim,
+    Evidence,
     compare_every,
     compare_paired,
     compare_ratio,
@@ -19,7 +20,7 @@ from stages.core.claims import (
 from stages.core.context import StepContext
 from stages.core.headline import write_headline
 from stages.core.io import read_parquet
-from stages.papers.dd3d.params import DD3DParams
+from stages.papers.dd3d.params import ClaimsParams, DD3DParams
 from stages.papers.dd3d.runs import ROTATOR
 
 OA_BOUNDS = (-100.0, 100.0)
@@ -106,13 +107,14 @@ def main_claim(results: pl.DataFrame, params: DD3DParams) -> Claim:
     )
 
 
-def rotator_claim(results: pl.DataFrame, params: DD3DParams) -> Claim:
-    c, low = params.claims, params.grid.distill.points
-    with_rotator, without = oa(results, "dd3d", ROTATOR, 1, low), oa(results, "dd3d", "so3", 1, low)
-    aligned = oa(results, "dd3d", "aligned", 1, low)
-    evidence = [
+def rotator_evidence(
+    label: str, with_rotator: dict, without: dict, aligned: dict, c: ClaimsParams
+) -> list[Evidence]:
+    """The rotator's two comparisons over seeds: on SO(3) data with − without it above the gain, and aligned −
+    with it below the gap."""
+    return [
         compare_paired(
-            "OA at cpc 1 on SO(3) data: with − without the rotator",
+            f"{label} on SO(3) data: with − without the rotator",
             with_rotator,
             without,
             c.rotator_gain,
@@ -121,7 +123,7 @@ def rotator_claim(results: pl.DataFrame, params: DD3DParams) -> Claim:
             bounds=OA_BOUNDS,
         ),
         compare_paired(
-            "OA at cpc 1: aligned − SO(3) with the rotator",
+            f"{label}: aligned − SO(3) with the rotator",
             aligned,
             with_rotator,
             c.rotator_gap,
@@ -130,6 +132,13 @@ def rotator_claim(results: pl.DataFrame, params: DD3DParams) -> Claim:
             bounds=OA_BOUNDS,
         ),
     ]
+
+
+def rotator_claim(results: pl.DataFrame, params: DD3DParams) -> Claim:
+    c, low = params.claims, params.grid.distill.points
+    with_rotator, without = oa(results, "dd3d", ROTATOR, 1, low), oa(results, "dd3d", "so3", 1, low)
+    aligned = oa(results, "dd3d", "aligned", 1, low)
+    evidence = rotator_evidence("OA at cpc 1", with_rotator, without, aligned, c)
     return verdict_claim(
         id="rotator_ablation",
         statement="Without the rotator OA falls on SO(3)-rotated data; with it, OA is near the aligned setting "
@@ -152,26 +161,7 @@ def rotator_real_claim(results: pl.DataFrame, params: DD3DParams) -> Claim:
     c = params.claims
     with_rotator, without = oa(results, "random", ROTATOR, 1), oa(results, "random", "so3", 1)
     aligned = oa(results, "random", "aligned", 1)
-    evidence = [
-        compare_paired(
-            "OA, random real cpc 1 on SO(3) data: with − without the rotator",
-            with_rotator,
-            without,
-            c.rotator_gain,
-            "above",
-            c.confidence,
-            bounds=OA_BOUNDS,
-        ),
-        compare_paired(
-            "OA, random real cpc 1: aligned − SO(3) with the rotator",
-            aligned,
-            with_rotator,
-            c.rotator_gap,
-            "below",
-            c.confidence,
-            bounds=OA_BOUNDS,
-        ),
-    ]
+    evidence = rotator_evidence("OA, random real cpc 1", with_rotator, without, aligned, c)
     return verdict_claim(
         id="rotator_on_real_sets",
         statement="The rotator restores what random rotations take away (Theorems 1–2): on SO(3) data, networks "
