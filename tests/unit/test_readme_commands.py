@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import re
 import shlex
 from pathlib import Path
@@ -36,9 +37,21 @@ def test_the_readme_shows_commands():
     assert len([1 for path, _ in COMMANDS if str(path) == "README.md"]) >= 15
 
 
+def every_papers_commands() -> list:
+    """`add_commands` of the command modules of every paper package, registered or not: a paper README documents
+    its command before the paper is registered (each module once)."""
+    modules = {
+        module: None
+        for pipeline in sorted((REPO_ROOT / "stages" / "papers").glob("*/pipeline.py"))
+        for module in importlib.import_module(f"stages.papers.{pipeline.parent.name}.pipeline").PAPER.commands
+    }
+    return [importlib.import_module(module).add_commands for module in modules]
+
+
 @pytest.mark.parametrize(("doc", "line"), COMMANDS, ids=[f"{doc}:{line[:50]}" for doc, line in COMMANDS])
 def test_documented_command_parses(doc, line):
-    parser = build_parser([add_orchestration_commands], ORCHESTRATION_BENCHMARKS)
+    extra = [add_orchestration_commands, *every_papers_commands()]
+    parser = build_parser(extra, ORCHESTRATION_BENCHMARKS, contributed=False)
     args = parser.parse_args(shlex.split(line)[1:])  # argparse exits (SystemExit) on a bad line
     if args.command == "bench":
         assert args.target in benchmark_targets(ORCHESTRATION_BENCHMARKS), line
