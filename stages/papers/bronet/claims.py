@@ -309,22 +309,7 @@ def rank_claim(items: pl.DataFrame, runs: pl.DataFrame, params: BRONetParams) ->
             unit="test items",
         )
     ]
-    if len(sweep.seeds) < MIN_RANK_SEEDS:
-        return verdict_claim(
-            id="rank_half_near_best",
-            statement="BRO rank r = m/2 is near the best (rank table; advice: start at m/2).",
-            measured={"certified_36_by_rank": means, "best": best, "seeds": list(sweep.seeds)},
-            criterion=f"needs ≥ {MIN_RANK_SEEDS} training seeds per rank (scale: full runs 3)",
-            evidence=evidence,
-            could_hold="The rank changes only how many directions each layer reflects; m/2 leaves both ±1 "
-            "eigenspaces large.",
-            could_fail="A rank other than m/2 ends more than a point ahead over training seeds.",
-            unit="item",
-            verdict="inconclusive",
-            reason=f"Inconclusive by design: {len(sweep.seeds)} training run per rank, so the interval over test "
-            "items leaves out training-seed noise, and the best rank is picked on the items it is tested on.",
-        )
-    return verdict_claim(
+    claim = dict(
         id="rank_half_near_best",
         statement="BRO rank r = m/2 is near the best (rank table; advice: start at m/2).",
         measured={"certified_36_by_rank": means, "best": best},
@@ -335,6 +320,19 @@ def rank_claim(items: pl.DataFrame, runs: pl.DataFrame, params: BRONetParams) ->
         "eigenspaces large.",
         could_fail="A smaller rank (closer to the identity start) trains better in few epochs by more than a point.",
         unit="item",
+    )
+    if len(sweep.seeds) >= MIN_RANK_SEEDS:
+        return verdict_claim(**claim)
+    return verdict_claim(
+        **claim
+        | {
+            "measured": {**claim["measured"], "seeds": list(sweep.seeds)},
+            "criterion": f"needs ≥ {MIN_RANK_SEEDS} training seeds per rank (scale: full runs 3)",
+            "could_fail": "A rank other than m/2 ends more than a point ahead over training seeds.",
+            "verdict": "inconclusive",
+            "reason": f"Inconclusive by design: {len(sweep.seeds)} training run per rank, so the interval over "
+            "test items leaves out training-seed noise, and the best rank is picked on the items it is tested on.",
+        }
     )
 
 
