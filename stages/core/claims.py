@@ -35,7 +35,6 @@ from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
-from scipy import stats
 
 from stages.core.io import read_json, write_json
 
@@ -132,6 +131,8 @@ def t_interval(values: Sequence[float], confidence: float = DEFAULT_CONFIDENCE) 
         raise ValueError(f"t_interval needs a flat list of finite numbers, got {values!r}")
     if too_few_seeds(len(array)):
         return None
+    from scipy import stats  # lazily: scipy.stats costs ~1 s to import and most callers never judge
+
     mean = float(array.mean())
     half = float(
         stats.t.ppf((1 + confidence) / 2, len(array) - 1) * array.std(ddof=1) / math.sqrt(len(array))
@@ -169,6 +170,8 @@ def welch_interval(
     difference = mean_a - mean_b
     if var_a + var_b == 0:
         return (difference, difference)
+    from scipy import stats
+
     dof = (var_a + var_b) ** 2 / (var_a**2 / (n_a - 1) + var_b**2 / (n_b - 1))
     half = float(stats.t.ppf((1 + confidence) / 2, dof) * math.sqrt(var_a + var_b))
     return (difference - half, difference + half)
@@ -517,6 +520,8 @@ def wilson_interval(successes: int, n: int, confidence: float = DEFAULT_CONFIDEN
     """Wilson score interval of a proportion successes / n; always inside [0, 1]."""
     if n <= 0 or not 0 <= successes <= n:
         raise ValueError(f"wilson_interval needs 0 ≤ successes ≤ n and n > 0, got {successes}/{n}")
+    from scipy import stats
+
     z = float(stats.norm.ppf((1 + confidence) / 2))
     share = successes / n
     centre = (share + z**2 / (2 * n)) / (1 + z**2 / n)
