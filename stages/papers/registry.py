@@ -27,6 +27,10 @@ PAPER_SPECS = (
     "stages.papers.activation_comm.pipeline",
     "stages.papers.sfbd.pipeline",
     "stages.papers.llm_srbench.pipeline",
+    "stages.papers.bronet.pipeline",
+    "stages.papers.dd3d.pipeline",
+    "stages.papers.bdc.pipeline",
+    "stages.papers.vanishing_ideals.pipeline",
 )
 
 

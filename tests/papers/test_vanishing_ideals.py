@@ -57,12 +57,7 @@ def test_scale_picks_the_grid_and_full_is_the_papers():
 def test_params_yaml_default_is_the_models_and_full_validates(repo_root):
     import yaml
 
-    sections = yaml.safe_load((repo_root / "params.yaml").read_text())
-    if "vanishing_ideals" not in sections:
-        pytest.skip(
-            "vanishing_ideals is not registered yet: its params.yaml section comes with its registration"
-        )
-    section = sections["vanishing_ideals"]
+    section = yaml.safe_load((repo_root / "params.yaml").read_text())["vanishing_ideals"]
     params = VanishingIdealsParams.model_validate(section)
     assert params.scale == "default"
     assert params.default == VanishingIdealsParams().default
