@@ -44,6 +44,7 @@ def synthetic(
             "label": ["la", "ce"],
             "attacked": [5, 5],
             "flipped": [0, 0],
+            "flipped_beyond": [3, 0],
             **{column: [0.5, 0.5] for column in ("clean", "cert_36", "cert_72", "cert_108", "acr")},
         }
     )
@@ -82,8 +83,20 @@ def test_la_claim_holds_fails_and_is_inconclusive_by_the_evidence() -> None:
 
 def test_soundness_fails_when_a_certified_point_flips() -> None:
     runs, _ = synthetic(np.array([True]), np.array([True]))
-    assert soundness_claim(runs).verdict == "holds"
-    assert soundness_claim(runs.with_columns(pl.Series("flipped", [0, 1]))).verdict == "fails"
+    params = BRONetParams()
+    assert soundness_claim(runs, params).verdict == "holds"
+    assert soundness_claim(runs.with_columns(pl.Series("flipped", [0, 1])), params).verdict == "fails"
+
+
+def test_soundness_is_inconclusive_when_the_attack_flips_nothing_even_far_outside_the_radius() -> None:
+    runs, _ = synthetic(np.array([True]), np.array([True]))
+    powerless = runs.with_columns(pl.Series("flipped_beyond", [0, 0]))
+    claim = soundness_claim(powerless, BRONetParams())
+    assert claim.verdict == "inconclusive" and "could not have said no" in claim.reason
+    assert (
+        soundness_claim(powerless.with_columns(pl.Series("flipped", [0, 1])), BRONetParams()).verdict
+        == "fails"
+    )
 
 
 def test_rank_claim_compares_the_best_rank_with_the_named_one() -> None:

@@ -132,29 +132,49 @@ def lipschitz_claim(layers: dict, params: BRONetParams) -> Claim:
     )
 
 
-def soundness_claim(runs: pl.DataFrame) -> Claim:
+def soundness_claim(runs: pl.DataFrame, params: BRONetParams) -> Claim:
+    power = params.claims.attack_power
     attacked = runs.filter(pl.col("attacked") > 0)
-    flipped = dict(zip(attacked["label"].to_list(), attacked["flipped"].to_list(), strict=True))
+    labels = attacked["label"].to_list()
+    flipped = dict(zip(labels, attacked["flipped"].to_list(), strict=True))
+    beyond = dict(zip(labels, attacked["flipped_beyond"].to_list(), strict=True))
     evidence = [
         compare_every(
             "certified points flipped by l2 PGD inside their radius", flipped, 0.5, "below", unit="runs"
         )
     ]
+    powerless = not any(beyond.values())
+    reason = None
+    if not evidence[0].per_seed:
+        reason = "No run had a certified point to attack."
+    elif powerless and evidence[0].verdict == "holds":
+        reason = (
+            f"Inconclusive by design: the same PGD flipped no point even at {power:g} × its radius, so its "
+            "finding nothing inside the radius could not have said no."
+        )
     return verdict_claim(
         id="sound_certificates",
         statement="A certified radius is a guarantee: no attack within it changes the prediction.",
         measured={
-            "attacked": dict(zip(attacked["label"].to_list(), attacked["attacked"].to_list(), strict=True))
+            "attacked": dict(zip(labels, attacked["attacked"].to_list(), strict=True)),
+            f"flipped_at_{power:g}x_radius": beyond,
+            "attack": {
+                "steps": params.claims.attack_steps,
+                "restarts": 1,
+                "step_size": "2.5 · budget / steps",
+            },
         },
-        criterion="every attacked run (first seed, every conv × loss): 0 certified points flipped by l2 PGD with "
-        "budget their radius",
+        criterion="every attacked run (first seed, every conv × loss; certified correct points among the first "
+        f"{params.claims.attack_points} test items): 0 points flipped by l2 PGD ({params.claims.attack_steps} "
+        f"steps, random start) with budget their radius; the attack's power is the points it flips at {power:g} "
+        "× their radius (none anywhere: inconclusive)",
         evidence=evidence,
         could_hold="Margins / (√2·L) (LLN: pairwise row distances) bound the logit change, so PGD cannot flip them.",
         could_fail="An underestimated L (e.g. SOC's truncated series, a non-orthogonal layer) lets PGD flip a "
         "certified point.",
         unit="instance",
-        verdict=None if evidence[0].per_seed else "inconclusive",
-        reason=None if evidence[0].per_seed else "No run had a certified point to attack.",
+        verdict="inconclusive" if reason else None,
+        reason=reason,
     )
 
 
@@ -390,7 +410,7 @@ def run(ctx: StepContext) -> None:
         bro_orthogonal_claim(layers, params),
         bro_epsilon_claim(layers, params),
         lipschitz_claim(layers, params),
-        soundness_claim(runs),
+        soundness_claim(runs, params),
         la_claim(items, runs, params),
         peers_claim(items, runs, params),
         memory_claim(layers),

@@ -102,6 +102,11 @@ class ClaimsParams(StrictModel):
     mnist_drop: float = 0.05
     attack_points: int = Field(200, ge=10)
     attack_steps: int = Field(20, ge=1)
+    attack_power: float = Field(
+        4.0,
+        gt=1,
+        description="the same PGD at this multiple of each radius must flip some points (its power)",
+    )
     confidence: float = Field(0.95, gt=0, lt=1)
 
 

@@ -26,7 +26,7 @@ from stages.methods.lipschitz.certify import pgd_l2
 from stages.methods.lipschitz.nets import LipConvNet, LipConvNetConfig, parameter_count, save_lipconvnet
 from stages.methods.lipschitz.train import Evaluation, TrainOptions, evaluate, saved_bytes, train
 from stages.papers.bronet.data import load_split
-from stages.papers.bronet.params import BRONetParams
+from stages.papers.bronet.params import BRONetParams, ClaimsParams
 
 
 @dataclass(frozen=True)
@@ -79,17 +79,22 @@ def options_for(params: BRONetParams, loss: str) -> TrainOptions:
 
 
 def attack_violations(
-    model: LipConvNet, x: torch.Tensor, result: Evaluation, points: int, steps: int, seed: int
+    model: LipConvNet, x: torch.Tensor, result: Evaluation, claims: ClaimsParams, seed: int
 ) -> dict:
-    """PGD within each certified correct point's radius (first `points` test items): how many flip."""
+    """PGD within each certified correct point's radius (first `attack_points` test items): how many flip; and
+    how many the same attack flips with `attack_power` × the radius (0 there: the attack could not say no)."""
+    points = claims.attack_points
     rows = np.flatnonzero(result.correct[:points] & (result.radii[:points] > 0))
     if len(rows) == 0:
-        return {"attacked": 0, "flipped": 0}
+        return {"attacked": 0, "flipped": 0, "flipped_beyond": 0}
     index = torch.as_tensor(rows)
-    radius = torch.as_tensor(result.radii[rows], dtype=torch.float32) * (1 - 1e-4)
+    radius = torch.as_tensor(result.radii[rows], dtype=torch.float32)
     labels = torch.as_tensor(result.predictions[rows])
-    flipped = pgd_l2(model, x[index], labels, radius, steps=steps, seed=seed)
-    return {"attacked": len(rows), "flipped": int(flipped.sum())}
+    inside = pgd_l2(model, x[index], labels, radius * (1 - 1e-4), steps=claims.attack_steps, seed=seed)
+    beyond = pgd_l2(
+        model, x[index], labels, radius * claims.attack_power, steps=claims.attack_steps, seed=seed
+    )
+    return {"attacked": len(rows), "flipped": int(inside.sum()), "flipped_beyond": int(beyond.sum())}
 
 
 def run(ctx: StepContext) -> None:
@@ -112,12 +117,9 @@ def run(ctx: StepContext) -> None:
         seconds[spec.label] = (time.perf_counter() - started) / grid.optimiser.epochs
         result = evaluate(model, test_x, test_y)
         summary = result.summary()
-        attack = {"attacked": 0, "flipped": 0}
+        attack = {"attacked": 0, "flipped": 0, "flipped_beyond": 0}
         if spec.track == "grid" and spec.seed == first_seed:
-            claims = params.claims
-            attack = attack_violations(
-                model, test_x, result, claims.attack_points, claims.attack_steps, run_seed
-            )
+            attack = attack_violations(model, test_x, result, params.claims, run_seed)
         if spec.track == "grid" and spec.seed == first_seed and (spec.conv, spec.loss) == ("bro", "la"):
             save_lipconvnet(model, ctx.output("model"))
         ctx.log(f"{spec.label}: {summary} loss {losses[-1]:.4f} attack {attack}")
