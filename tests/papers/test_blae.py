@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import polars as pl
@@ -25,7 +26,7 @@ def params(repo_root) -> BLAEParams:
 def test_scale_full_switches_to_the_paper_grid(params):
     full = params.model_copy(update={"scale": "full"})
     assert full.grid.horizon == 100_000 and len(full.grid.cells) == 16 and len(full.grid.seeds) == 10
-    assert params.grid.horizon == 20_000 and params.grid.e4_max_arms == 100
+    assert params.grid.horizon == 20_000 and params.grid.e4_max_arms is None  # E4 at K = 200 too
 
 
 def test_bad_algorithm_option_names_the_key():
@@ -35,9 +36,11 @@ def test_bad_algorithm_option_names_the_key():
 
 
 def test_e4_skipped_above_its_arm_limit(params):
-    cells = {cell.n_arms: cell for cell in params.grid.cells}
-    assert "e4" not in algorithms_for(cells[200], params.grid, list(params.algorithms))
-    assert "e4" in algorithms_for(cells[50], params.grid, list(params.algorithms))
+    grid = params.grid.model_copy(update={"e4_max_arms": 100})
+    cells = {cell.n_arms: cell for cell in grid.cells}
+    assert "e4" not in algorithms_for(cells[200], grid, list(params.algorithms))
+    assert "e4" in algorithms_for(cells[50], grid, list(params.algorithms))
+    assert "e4" in algorithms_for(cells[200], params.grid, list(params.algorithms))
 
 
 def test_checkpoints_end_at_the_horizon():
@@ -186,9 +189,23 @@ def test_a_baseline_left_out_of_a_cell_leaves_the_regret_claim_undecided(params)
     assert any("not run in this cell" in item.note for item in claim.evidence)
 
 
-def test_regret_against_e4_is_inconclusive_by_design_other_baselines_still_judged(params):
+def _with_e4_options(params, **options):
     run = {label: entry for label, entry in params.algorithms.items() if label != "rs_oful"}
-    params = params.model_copy(update={"algorithms": run})
+    run["e4"] = run["e4"].model_copy(update={"options": {**run["e4"].options, **options}})
+    return params.model_copy(update={"algorithms": run})
+
+
+def test_regret_against_e4_is_judged_now_that_its_last_phase_is_spread(params):
+    params = _with_e4_options(params)
+    assert params.algorithms["e4"].options["final_phase"] == "spread"
+    claim = regret_claim(_runs([10, 11, 12], [20, 22, 21], e4=[90, 95, 99]), params)
+    e4 = next(item for item in claim.evidence if "− e4 " in item.name)
+    assert e4.verdict == "holds" and claim.verdict == "holds"
+    assert regret_claim(_runs([10, 11, 12], [20, 22, 21], e4=[5, 6, 5]), params).verdict == "fails"
+
+
+def test_regret_against_e4_with_the_codes_cut_is_inconclusive_by_design(params):
+    params = _with_e4_options(params, final_phase="cut")
     # BLAE far below E4 and PhaElimD: the E4 part is undecided by design (arm order), so the claim is too
     claim = regret_claim(_runs([10, 11, 12], [20, 22, 21], e4=[90, 95, 99]), params)
     e4 = next(item for item in claim.evidence if "− e4 " in item.name)
@@ -197,6 +214,48 @@ def test_regret_against_e4_is_inconclusive_by_design_other_baselines_still_judge
     assert "cannot hold" in claim.could_hold and claim.unit == "seed" and claim.n == 3
     # a PhaElimD comparison on the wrong side still fails the claim
     assert regret_claim(_runs([30, 31, 32], [20, 22, 21], e4=[90, 95, 99]), params).verdict == "fails"
+
+
+def _regime_runs(cells: dict[str, tuple[int, int]], blae, phaelimd, e4) -> pl.DataFrame:
+    rows = []
+    for cell, (n_arms, dim) in cells.items():
+        for name, values in (("blae", blae), ("phaelimd", phaelimd), ("e4", e4)):
+            rows += [
+                {
+                    "cell": cell,
+                    "n_arms": n_arms,
+                    "dim": dim,
+                    "seed": seed,
+                    "algorithm": name,
+                    "final_regret": v,
+                }
+                for seed, v in enumerate(values)
+            ]
+    return pl.DataFrame(rows)
+
+
+def test_large_k_regime_claim_is_judged_on_cells_with_k_above_e_to_the_d(params):
+    from stages.papers.blae.claims import large_k_cells, regime_claim
+
+    cells = {"small": (50, 5), "large": (200, 5)}
+    runs = _regime_runs(cells, [10, 11, 12], [20, 22, 21], [30, 31, 29])
+    assert large_k_cells(runs) == ["large"]
+    claim = regime_claim(runs, params)
+    assert claim.verdict == "holds" and all(item.name.endswith("in large") for item in claim.evidence)
+    assert claim.measured["k_over_e_d"] == {"large": round(200 / math.exp(5), 3)}
+    assert regime_claim(_regime_runs(cells, [10, 11, 12], [20, 22, 21], [5, 6, 5]), params).verdict == "fails"
+    only_small = _regime_runs({"small": (50, 5)}, [10, 11, 12], [20, 22, 21], [30, 31, 29])
+    assert regime_claim(only_small, params).verdict == "inconclusive"
+
+
+def test_instances_are_shuffled_the_same_for_every_algorithm(params):
+    from stages.papers.blae.simulate import instance
+
+    cell = params.grid.cells[0].model_copy(update={"arms": "e4_code"})
+    positions = {instance(cell, seed, 0, 1.0).best_arm for seed in range(8)}
+    assert len(positions) > 1  # the generator's first arm is not always first
+    a, b = instance(cell, 3, 0, 1.0), instance(cell, 3, 0, 1.0)
+    assert np.array_equal(a.arms, b.arms)
 
 
 def test_overhead_ratio_to_phaelimd_is_judged_on_the_log_scale(params):
@@ -240,3 +299,26 @@ def test_timing_repeats_every_compared_run_and_judges_on_the_medians(params):
         f"blae / phaelimd seconds in {tiny.default.cells[0].label}"
     ]
     assert "median of 3 interleaved repeats" in claim.evidence[0].note
+
+
+def test_official_e4_side_by_side_says_why_when_the_code_is_absent(tmp_path):
+    from stages.papers.blae.benchmarks import bench_official_e4
+
+    result = bench_official_e4(tmp_path / "nowhere", seeds=1)
+    assert result["run"] is False and "fetch panxulab/optimal-batched-linear-bandits" in result["why"]
+
+
+@pytest.mark.skipif(
+    not __import__("pathlib").Path("/tmp/e4-official/algorithms.py").is_file(),
+    reason="the official E4 code is fetched outside the project (/tmp/e4-official) only where it was run",
+)
+def test_official_e4_with_the_spread_fix_plays_the_whole_horizon():
+    from pathlib import Path
+
+    from stages.papers.blae.benchmarks import bench_official_e4
+
+    result = bench_official_e4(Path("/tmp/e4-official"), n_arms=10, dim=3, horizon=2000, seeds=1)
+    assert result["run"] is True
+    regrets = {row["variant"]: row["final_regret"] for row in result["runs"]}
+    assert set(regrets) >= {"official_e4_spread", "ours_e4_spread_clarabel", "official_e4_cut"}
+    assert all(value >= 0 for value in regrets.values())

@@ -205,3 +205,87 @@ def test_bad_algorithm_names_and_options_fail_naming_the_key():
         ALGORITHMS.build("blae", {"width": -1.0}, key="option")
     with pytest.raises(PipelineError, match=r"option\.lambda"):
         ALGORITHMS.build("blae", {"lambda": 1.0}, key="option")
+
+
+# ------------------------------------------------------------------- E4's last phase, α, SDP, instances (issue 37)
+
+
+def test_spread_counts_shares_the_budget_by_the_design_and_keeps_counts_that_fit():
+    from stages.methods.bandits.base import phase_pulls, spread_counts
+
+    counts = np.array([10, 30, 60])
+    assert spread_counts(counts, 500).tolist() == [10, 30, 60]  # fits: unchanged
+    shared = spread_counts(counts, 50)
+    assert shared.sum() == 50 and np.abs(shared - np.array([5, 15, 30])).max() <= 1
+    assert spread_counts(counts, 0).sum() == 0
+    active = np.array([7, 8, 9])
+    assert np.bincount(phase_pulls(active, counts, 50), minlength=10)[7:].tolist() == shared.tolist()
+    assert phase_pulls(active, counts, 50, "cut").tolist() == [7] * 10 + [8] * 30 + [9] * 10  # index order
+
+
+def _best_arm_last(bandit: LinearBandit) -> LinearBandit:
+    order = np.r_[np.delete(np.arange(bandit.n_arms), bandit.best_arm), bandit.best_arm]
+    return LinearBandit(bandit.arms[order], bandit.theta, bandit.noise_sd)
+
+
+def test_e4_regret_no_longer_depends_on_the_arms_order():
+    from stages.methods.bandits.environment import e4_code_instance
+
+    first = e4_code_instance(30, 4, np.random.default_rng(0))  # the E4 code's instance: best arm listed first
+    last = _best_arm_last(first)
+
+    def regret(bandit, final_phase):
+        options = {"final_phase": final_phase, "sdp_solver": "scs"}
+        return ALGORITHMS.build("e4", options).run(bandit, 5000, np.random.default_rng(1)).final_regret
+
+    assert regret(first, "spread") == pytest.approx(regret(last, "spread"), rel=0.05)
+    assert regret(last, "cut") > 3 * regret(first, "cut")  # the code's quirk: the order decides
+
+
+def test_e4_alpha_is_the_latest_commits_formula():
+    from stages.methods.bandits.e4 import exploration_rate
+
+    assert exploration_rate(20_000, 5) == pytest.approx(3.10, abs=0.01)
+    assert exploration_rate(20_000, 5, "first") == pytest.approx(14.96, abs=0.01)
+
+
+def test_e4_sdp_by_clarabel_satisfies_its_constraints():
+    from stages.methods.bandits.e4 import sdp_violation, track_and_stop_weights
+
+    bandit = uniform_instance(40, 4, np.random.default_rng(2))
+    estimate = bandit.theta + 0.05 * np.random.default_rng(3).standard_normal(4)
+    weights, status = track_and_stop_weights(bandit.arms, estimate, "clarabel", 1e-6)
+    assert status.startswith("optimal") and sdp_violation(bandit.arms, estimate, weights) <= 1.001
+    trace = ALGORITHMS.build("e4").run(bandit, 3000, np.random.default_rng(4))
+    assert trace.info["sdp_solver"] == "clarabel" and trace.info["final_phase"] == "spread"
+
+
+def test_blae_width_is_capped_in_the_large_k_regime_only():
+    from stages.methods.bandits.blae import confidence_log
+
+    horizon = 20_000
+    for n_arms, dim in [(50, 5), (200, 10), (200, 5), (400, 5), (30, 2)]:
+        capped = confidence_log(n_arms, dim, horizon)
+        union = confidence_log(n_arms, dim, horizon, large_k_cap=False)
+        assert union == pytest.approx(math.log(2 * n_arms * horizon))
+        assert (capped < union) == (n_arms > math.exp(dim))
+    assert confidence_log(10**6, 5, horizon) == pytest.approx(5 + math.log(2 * horizon))  # no growth with K
+
+
+def test_instances_e4_code_and_shuffled():
+    from stages.methods.bandits.environment import e4_code_instance, shuffled
+
+    bandit = e4_code_instance(20, 3, np.random.default_rng(0))
+    assert bandit.theta.tolist() == [1.0, 0.0, 0.0] and bandit.arms[0].tolist() == [1.0, 0.0, 0.0]
+    assert bandit.best_arm == 0
+    mixed = shuffled(bandit, np.random.default_rng(1))
+    assert sorted(map(tuple, mixed.arms)) == sorted(map(tuple, bandit.arms))
+    assert mixed.gaps.max() == pytest.approx(bandit.gaps.max()) and mixed.best_arm != 0
+
+
+def test_phaelimd_last_phase_is_spread_by_default():
+    bandit = uniform_instance(30, 4, np.random.default_rng(6))
+    spread = ALGORITHMS.build("phaelimd").run(bandit, 4000, np.random.default_rng(7))
+    again = ALGORITHMS.build("phaelimd").run(_best_arm_last(bandit), 4000, np.random.default_rng(7))
+    assert spread.info["final_phase"] == "spread"
+    assert spread.final_regret == pytest.approx(again.final_regret, rel=0.1)

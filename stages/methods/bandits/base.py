@@ -73,6 +73,35 @@ def ridge_estimate(features: np.ndarray, rewards: np.ndarray, ridge: float) -> n
 
 def pulls_in_order(active: np.ndarray, counts: np.ndarray, limit: int) -> np.ndarray:
     """Arm indices to play: active[i] repeated counts[i] times, arm by arm (the batch is fixed up front),
-    cut after `limit` pulls (what is left of the horizon)."""
+    cut after `limit` pulls (what is left of the horizon).
+
+    Used as it is only where the counts fit the budget: a phase that asks for more than what is left, cut
+    this way, plays the lowest-indexed arms only (the E4 code's quirk, kept as `final_phase: cut`)."""
     cumulative = np.minimum(np.cumsum(counts), limit)
     return np.repeat(active, np.diff(cumulative, prepend=0))
+
+
+def spread_counts(counts: np.ndarray, budget: int) -> np.ndarray:
+    """`counts` scaled to sum to at most `budget`: unchanged when they fit, else the budget shared in
+    proportion to them (⌈budget·c/Σc⌉, the excess taken from the largest; every arm the design supports keeps
+    its share whatever its index)."""
+    from stages.methods.bandits.design import round_allocation
+
+    counts = np.asarray(counts, dtype=np.int64)
+    total = int(counts.sum())
+    if total <= budget:
+        return counts
+    if budget <= 0:
+        return np.zeros_like(counts)
+    return round_allocation(counts / total, int(budget))
+
+
+def phase_pulls(
+    active: np.ndarray, counts: np.ndarray, remaining: int, final_phase: str = "spread"
+) -> np.ndarray:
+    """The pulls of one design phase within what is left of the horizon: `spread` shares the remaining
+    budget by the design when the phase asks for more (:func:`spread_counts`), `cut` plays arm by arm in index
+    order and stops at T (the E4 authors' code)."""
+    if final_phase == "spread":
+        return np.repeat(active, spread_counts(counts, remaining))
+    return pulls_in_order(active, counts, remaining)

@@ -104,7 +104,8 @@ class LinearBandit:
 
 
 def uniform_instance(n_arms: int, dim: int, rng: np.random.Generator) -> LinearBandit:
-    """Arms and θ with independent U[0, 1] entries (the E4 authors' random instances), noise N(0, 1)."""
+    """Arms and θ with independent U[0, 1] entries, noise N(0, 1). Ours: the E4 authors' random instances
+    are :func:`e4_code_instance` (θ = e₁, arm 0 = θ)."""
     return LinearBandit(rng.uniform(0.0, 1.0, (n_arms, dim)), rng.uniform(0.0, 1.0, dim))
 
 
@@ -113,4 +114,19 @@ def gaussian_instance(n_arms: int, dim: int, rng: np.random.Generator) -> Linear
     return LinearBandit(rng.standard_normal((n_arms, dim)) / np.sqrt(dim), rng.uniform(0.0, 1.0, dim))
 
 
-INSTANCES = {"uniform": uniform_instance, "gaussian": gaussian_instance}
+def e4_code_instance(n_arms: int, dim: int, rng: np.random.Generator) -> LinearBandit:
+    """The E4 authors' random instances (`main.py --verbose`): θ = e₁, arms U[0, 1]^d with arm 0 replaced by θ
+    (the best arm, mean 1, listed first: shuffle the rows before a comparison that could depend on order)."""
+    theta = np.zeros(dim)
+    theta[0] = 1.0
+    arms = rng.uniform(0.0, 1.0, (n_arms, dim))
+    arms[0] = theta
+    return LinearBandit(arms, theta)
+
+
+def shuffled(bandit: LinearBandit, rng: np.random.Generator) -> LinearBandit:
+    """The same instance with its arms in a random order (θ and noise unchanged)."""
+    return LinearBandit(bandit.arms[rng.permutation(bandit.n_arms)], bandit.theta, bandit.noise_sd)
+
+
+INSTANCES = {"uniform": uniform_instance, "gaussian": gaussian_instance, "e4_code": e4_code_instance}

@@ -9,12 +9,13 @@ with ⟨x, θ̂⟩ ≤ max − 2ε, ε = √(d log(K T²)/n_l), are dropped. One
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 import numpy as np
 from pydantic import Field
 
 from stages.core.params import StrictModel
-from stages.methods.bandits.base import BanditAlgorithm, RidgeState, pulls_in_order
+from stages.methods.bandits.base import BanditAlgorithm, RidgeState, phase_pulls
 from stages.methods.bandits.design import optimal_design
 from stages.methods.bandits.trace import Recorder, Trace
 
@@ -40,6 +41,11 @@ class PhasedElimination(BanditAlgorithm):
     class Options(StrictModel):
         ridge: float = Field(1.0, gt=0, description="ridge λ of the cumulative regression (code: 1)")
         design_tol: float = Field(1e-3, gt=0, description="Frank–Wolfe duality-gap tolerance")
+        final_phase: Literal["spread", "cut"] = Field(
+            "spread",
+            description="a phase asking for more pulls than are left: share them by the design (spread) or "
+            "play arm by arm in index order until T (cut, the authors' code)",
+        )
 
     def play(self, arms: np.ndarray, recorder: Recorder) -> Trace:
         horizon, (n_arms, dim) = recorder.horizon, arms.shape
@@ -48,7 +54,8 @@ class PhasedElimination(BanditAlgorithm):
         while len(active) > 1 and recorder.remaining:
             n_pulls = horizon ** (1 - 2.0**-level)
             counts = d_optimal_pulls(arms[active], n_pulls, dim, self.options.design_tol)
-            pulled, rewards = recorder.play(pulls_in_order(active, counts, recorder.remaining))
+            pulls = phase_pulls(active, counts, recorder.remaining, self.options.final_phase)
+            pulled, rewards = recorder.play(pulls)
             state.add(arms[pulled], rewards)
             if recorder.remaining == 0:
                 break
@@ -58,4 +65,6 @@ class PhasedElimination(BanditAlgorithm):
             active, level = active[keep], level + 1
         if recorder.remaining:
             recorder.play(np.full(recorder.remaining, active[0]))
-        return recorder.finish(self.name, survivors=active, ridge=self.options.ridge)
+        return recorder.finish(
+            self.name, survivors=active, ridge=self.options.ridge, final_phase=self.options.final_phase
+        )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal
 
 from pydantic import Field, model_validator
@@ -10,7 +11,7 @@ from stages.core.params import StrictModel
 from stages.methods.bandits.registry import ALGORITHMS
 from stages.papers.fields import Seeds
 
-ArmDistribution = Literal["uniform", "gaussian"]
+ArmDistribution = Literal["uniform", "gaussian", "e4_code"]
 
 
 class Cell(StrictModel):
@@ -23,6 +24,11 @@ class Cell(StrictModel):
     @property
     def label(self) -> str:
         return f"{self.arms}_K{self.n_arms}_d{self.dim}"
+
+    @property
+    def large_k(self) -> bool:
+        """The paper's large-K regime, K > e^d."""
+        return self.n_arms > math.exp(self.dim)
 
 
 class AlgorithmParams(StrictModel):
@@ -41,7 +47,7 @@ class Grid(StrictModel):
     e4_max_arms: int | None = Field(
         None,
         ge=2,
-        description="run E4 only in cells with K ≤ this (its SDP costs ~25 s at K = 200); null: all",
+        description="run E4 only in cells with K ≤ this (its SDP: ~1–5 s per run at K = 200); null: all",
     )
 
 
@@ -76,6 +82,10 @@ class ClaimsParams(StrictModel):
     unbatched: list[str] = Field(
         default_factory=lambda: ["linucb"], description="references outside the claims"
     )
+    log_k_baselines: list[str] = Field(
+        default_factory=lambda: ["e4", "phaelimd"],
+        description="baselines whose regret bounds carry √log K (compared in the large-K regime claim)",
+    )
     confidence: float = Field(0.95, gt=0, lt=1)
 
 
@@ -91,7 +101,6 @@ class BLAEParams(StrictModel):
             Cell(n_arms=200, dim=10),
             Cell(arms="gaussian", n_arms=50, dim=5),
         ],
-        e4_max_arms=100,
     )
     full: Grid = Grid(horizon=100_000, cells=_paper_cells(), seeds=list(range(10)))
     noise_sd: float = Field(1.0, ge=0, description="σ of the Gaussian reward noise")
@@ -117,6 +126,7 @@ class BLAEParams(StrictModel):
             self.claims.reference,
             self.claims.cheap_baseline,
             *self.horizons.algorithms,
+            *self.claims.log_k_baselines,
         ]
         missing = sorted({label for label in named if label not in self.algorithms})
         if missing:

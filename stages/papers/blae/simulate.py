@@ -16,17 +16,18 @@ from stages.core.context import StepContext
 from stages.core.io import write_json, write_parquet
 from stages.core.progress import progress
 from stages.core.seeding import derive_seed
-from stages.methods.bandits.environment import INSTANCES, LinearBandit
+from stages.methods.bandits.environment import INSTANCES, LinearBandit, shuffled
 from stages.methods.bandits.registry import ALGORITHMS
 from stages.methods.bandits.trace import Trace
 from stages.papers.blae.params import BLAEParams, Cell, Grid
 
 
 def instance(cell: Cell, seed: int, base_seed: int, noise_sd: float) -> LinearBandit:
-    """The (cell, seed) instance, the same for every algorithm."""
+    """The (cell, seed) instance, the same for every algorithm, its arms in a random order (so that no
+    algorithm's tie-breaking or index-ordered play can favour the arm a generator puts first)."""
     rng = np.random.default_rng(derive_seed(base_seed, "blae", cell.label, seed))
     bandit = INSTANCES[cell.arms](cell.n_arms, cell.dim, rng)
-    return LinearBandit(bandit.arms, bandit.theta, noise_sd)
+    return shuffled(LinearBandit(bandit.arms, bandit.theta, noise_sd), rng)
 
 
 def algorithms_for(cell: Cell, grid: Grid, labels: list[str]) -> list[str]:
@@ -53,6 +54,7 @@ def summary_row(cell: Cell, seed: int, label: str, trace: Trace, eliminates: boo
         "batches": trace.n_batches,
         "survivors": len(trace.survivors),
         "best_arm_eliminated": trace.best_arm_eliminated if eliminates else None,
+        "best_arm_index": trace.best_arm,
         "info": json.dumps({k: v for k, v in trace.info.items() if k != "epsilons"}, sort_keys=True),
     }
 
