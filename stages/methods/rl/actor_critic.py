@@ -27,6 +27,9 @@ class ActorCritic(ABC):
     def step(self) -> None:
         """Apply the gradients of the last backward pass (and clear them)."""
 
+    def set_progress(self, remaining: float) -> None:  # noqa: B027 (an optional hook)
+        """Before an update: the fraction of the run left, for a learning-rate schedule (none by default)."""
+
     @abstractmethod
     def save(self, path: str | Path) -> None:
         """Write the model in a format that loads without unpickling (gbrl's own, or safetensors)."""

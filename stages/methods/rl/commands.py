@@ -24,12 +24,70 @@ def _option(field: str) -> str:
     return "--" + field.replace("_", "-")
 
 
+def _clip(text: str) -> float | None:
+    """A per-sample gradient clip option: a number > 0, or `none` for no clipping."""
+    if text.strip().lower() in ("none", "null", "off"):
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number or 'none'") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be > 0 (or 'none')")
+    return value
+
+
+GBRL_FIELDS = ("policy_lr", "value_lr", "policy_grad_clip", "value_grad_clip")
+
+
+def task_settings(env_id: str, shared: bool, params_file: str | Path = "params.yaml") -> dict:
+    """GBRL's learning rates and per-sample gradient clips for `env_id` from the `gbrl.tasks` entry of the
+    params file whose env_id matches (the paper's Table 2 per environment); {} when none matches or the
+    file is absent."""
+    from stages.core.params import read_params_file
+
+    path = Path(params_file)
+    if not path.is_file():
+        return {}
+    try:
+        tasks = (read_params_file(path).get("gbrl") or {}).get("tasks") or {}
+    except Exception:  # an unreadable params file gives no per-env defaults; the options still apply
+        return {}
+    label = "gbrl_shared" if shared else "gbrl_separate"
+    for task in tasks.values():
+        if isinstance(task, dict) and task.get("env_id") == env_id:
+            model = ((task.get("policies") or {}).get(label) or {}).get("model") or {}
+            return {key: model[key] for key in GBRL_FIELDS if key in model}
+    return {}
+
+
+def _gbrl_settings(args: argparse.Namespace) -> tuple[dict, str]:
+    """The GBRL fields: options given > the params file's entry for this env id > GBRLConfig's defaults."""
+    found = task_settings(args.env_id, args.model == "gbrl", args.params_file)
+    settings, sources = {}, set()
+    for key in GBRL_FIELDS:
+        given = getattr(args, key)
+        if given is not _UNSET:
+            settings[key] = given
+            sources.add("options")
+        elif key in found:
+            settings[key] = found[key]
+            sources.add(f"{args.params_file} (gbrl.tasks, env_id {args.env_id})")
+    if len(settings) < len(GBRL_FIELDS):
+        sources.add("defaults (CartPole's Table 2)")
+    return settings, " + ".join(sorted(sources))
+
+
+_UNSET = object()
+
+
 def _configs(args: argparse.Namespace):
     """The PPO and model configs from the options; an invalid value is one line naming its option."""
     from pydantic import ValidationError
 
     from stages.methods.rl.config import GBRLConfig, MLPConfig, PPOConfig
 
+    args.gbrl_source = ""
     try:
         ppo = PPOConfig(
             n_envs=args.n_envs,
@@ -43,9 +101,8 @@ def _configs(args: argparse.Namespace):
         if args.model == "mlp":
             config = MLPConfig(lr=args.lr)
         else:
-            config = GBRLConfig(
-                shared_tree=args.model == "gbrl", policy_lr=args.policy_lr, value_lr=args.value_lr
-            )
+            settings, args.gbrl_source = _gbrl_settings(args)
+            config = GBRLConfig(shared_tree=args.model == "gbrl", **settings)
     except ValidationError as error:
         first = error.errors()[0]
         field = str(first["loc"][0]) if first["loc"] else "option"
@@ -122,6 +179,9 @@ def _train(args: argparse.Namespace) -> None:
         "size": model.size(),
         "saved": str(output),
     }
+    if args.model != "mlp":
+        summary["gbrl_settings"] = {key: getattr(config, key) for key in GBRL_FIELDS}
+        summary["gbrl_settings"]["from"] = args.gbrl_source
     print(json.dumps(summary, indent=2))
 
 
@@ -165,9 +225,25 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     sub.add_argument("--gamma", type=float, default=0.98)
     sub.add_argument("--gae-lambda", type=float, default=0.8)
     sub.add_argument("--ent-coef", type=float, default=0.0)
+    per_env = "default: the params file's gbrl.tasks entry with this env id, else CartPole's Table 2 value"
+    sub.add_argument("--policy-lr", type=float, default=_UNSET, help=f"GBRL policy SGD rate ({per_env})")
+    sub.add_argument("--value-lr", type=float, default=_UNSET, help=f"GBRL value SGD rate ({per_env})")
     sub.add_argument(
-        "--policy-lr", type=float, default=0.029, help="GBRL policy SGD rate (CartPole, Table 2)"
+        "--policy-grad-clip",
+        type=_clip,
+        default=_UNSET,
+        help=f"GBRL per-sample policy gradient norm clip, a number or 'none' ({per_env}: 150; MiniGrid: none)",
     )
-    sub.add_argument("--value-lr", type=float, default=0.015, help="GBRL value SGD rate (CartPole, Table 2)")
+    sub.add_argument(
+        "--value-grad-clip",
+        type=_clip,
+        default=_UNSET,
+        help=f"GBRL per-sample value gradient clip, a number or 'none' ({per_env}: 10; MiniGrid: none)",
+    )
+    sub.add_argument(
+        "--params-file",
+        default="params.yaml",
+        help="where the per-environment GBRL defaults are read (gbrl.tasks); absent: CartPole's",
+    )
     sub.add_argument("--lr", type=float, default=2.5e-4, help="MLP Adam rate")
     sub.set_defaults(handler=_train)

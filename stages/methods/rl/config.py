@@ -21,6 +21,13 @@ class PPOConfig(StrictModel):
     clip_range: float = Field(0.2, gt=0)
     ent_coef: float = Field(0.0, ge=0)
     vf_coef: float = Field(0.87, ge=0)
+    value_loss: Literal["half_mse", "mse"] = Field(
+        "half_mse",
+        description="½·mean (V − R)² (gbrl_sb3's PPO) or mean (V − R)² (SB3's PPO, whose vf_coef is 0.5)",
+    )
+    clip_schedule: Literal["constant", "linear"] = Field(
+        "constant", description="linear: clip_range × the fraction of the run left (RL-Zoo's `lin_0.2`)"
+    )
     normalize_advantage: bool = True
 
     @model_validator(mode="after")
@@ -51,11 +58,19 @@ class GBRLConfig(StrictModel):
 
 
 class MLPConfig(StrictModel):
-    """The network actor-critic (RL-Zoo's PPO defaults for the card's NN baseline)."""
+    """The network actor-critic: SB3's `MlpPolicy` for PPO (separate policy and value networks of `hidden`
+    tanh units, orthogonal initialisation, Adam eps 1e-5), RL-Zoo's settings in the params."""
 
     kind: Literal["mlp"] = "mlp"
     hidden: list[int] = Field(default_factory=lambda: [64, 64], min_length=1)
+    shared_trunk: bool = Field(
+        False, description="one trunk for policy and value (False: SB3's separate π and v networks)"
+    )
+    ortho_init: bool = Field(True, description="SB3's orthogonal init: gains √2 hidden, 0.01 policy, 1 value")
     lr: float = Field(2.5e-4, gt=0)
+    lr_schedule: Literal["constant", "linear"] = Field(
+        "constant", description="linear: lr × the fraction of the run left (RL-Zoo's `lin_0.001`)"
+    )
     max_grad_norm: float = Field(0.5, gt=0)
 
 

@@ -38,13 +38,15 @@ def ppo_loss(
     clip: float,
     ent_coef: float,
     vf_coef: float,
+    value_scale: float = 0.5,
 ) -> PPOLoss:
-    """policy loss − ent_coef · mean entropy + vf_coef · ½ · mean (V − R)² (the value loss as gbrl_sb3 writes it).
+    """policy loss − ent_coef · mean entropy + vf_coef · value_scale · mean (V − R)².
 
-    The ½ makes the value gradient per sample vf_coef · (V − R) / N, the functional gradient GBRL fits.
+    value_scale ½ is the value loss as gbrl_sb3 writes it (the value gradient per sample is then
+    vf_coef · (V − R) / N, the functional gradient GBRL fits); 1 is SB3's PPO (`F.mse_loss`, vf_coef 0.5).
     """
     policy = clipped_policy_loss(log_prob, old_log_prob, advantages, clip)
-    value = 0.5 * torch.mean((values - returns) ** 2)
+    value = value_scale * torch.mean((values - returns) ** 2)
     mean_entropy = entropy.mean()
     total = policy - ent_coef * mean_entropy + vf_coef * value
     with torch.no_grad():

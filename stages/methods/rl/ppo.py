@@ -82,8 +82,12 @@ def update(
     returns: np.ndarray,
     config: PPOConfig,
     rng: np.random.Generator,
+    remaining: float = 1.0,
 ) -> dict[str, float]:
-    """`epochs` passes over the rollout in shuffled minibatches; the mean of each loss part."""
+    """`epochs` passes over the rollout in shuffled minibatches; the mean of each loss part. `remaining`: the
+    fraction of the run left (SB3's progress_remaining), which a linear clip schedule scales the clip by."""
+    clip = config.clip_range * (max(remaining, 0.0) if config.clip_schedule == "linear" else 1.0)
+    value_scale = 0.5 if config.value_loss == "half_mse" else 1.0
     n = advantages.size
     observations = rollout.observations.reshape(n, *rollout.observations.shape[2:])
     actions = torch.as_tensor(rollout.actions.reshape(n), dtype=torch.long)
@@ -108,9 +112,10 @@ def update(
                 values,
                 flat_returns[index],
                 entropy,
-                config.clip_range,
+                clip,
                 config.ent_coef,
                 config.vf_coef,
+                value_scale,
             )
             loss.total.backward()
             model.step()
@@ -152,7 +157,9 @@ def train(
             config.gae_lambda,
         )
         collected = time.perf_counter()
-        result.losses.append(update(model, rollout, advantages, returns, config, rng))
+        remaining = 1.0 - result.env_steps / total_steps  # SB3: after the rollout, before the update
+        model.set_progress(remaining)
+        result.losses.append(update(model, rollout, advantages, returns, config, rng, remaining))
         result.seconds.append({"rollout": collected - started, "update": time.perf_counter() - collected})
         if on_iteration is not None:
             on_iteration(iteration, result)

@@ -36,7 +36,15 @@ def build_model(config: ModelConfig, input_dim: int, n_actions: int, seed: int) 
         from stages.methods.rl.mlp_ac import MLPActorCritic
 
         return MLPActorCritic(
-            input_dim, n_actions, tuple(config.hidden), config.lr, config.max_grad_norm, seed
+            input_dim,
+            n_actions,
+            tuple(config.hidden),
+            config.lr,
+            config.max_grad_norm,
+            seed,
+            shared_trunk=config.shared_trunk,
+            ortho_init=config.ortho_init,
+            lr_schedule=config.lr_schedule,
         )
     raise TypeError(f"unknown actor-critic config {type(config).__name__}")
 

@@ -104,6 +104,76 @@ def catboost_updater(
 UPDATERS = {"gbrl": gbrl_updater, "xgboost": xgboost_updater, "catboost": catboost_updater}
 
 
+def _one_repeat(
+    libraries: tuple[str, ...], data: list, shape: tuple[int, int, int, float], block: int, seed: int
+) -> dict[str, list[float]]:
+    """One repeat: fresh models, a warm-up update each, then the updates block by block, the libraries in a
+    seeded random order within every block (interleaved); the seconds of each library's blocks."""
+    features, targets, depth, lr = shape
+    rng = np.random.default_rng(seed)
+    for name in libraries:
+        UPDATERS[name](features, targets, depth, lr)(*data[0])
+    updaters = {name: UPDATERS[name](features, targets, depth, lr) for name in libraries}
+    seconds: dict[str, list[float]] = {name: [] for name in libraries}
+    for begin in range(0, len(data), block):
+        chunk = data[begin : begin + block]
+        for index in rng.permutation(len(libraries)):
+            name = libraries[index]
+            update = updaters[name]
+            started = time.perf_counter()
+            for x, y in chunk:
+                update(x, y)
+            seconds[name].append(time.perf_counter() - started)
+    return seconds
+
+
+def _one_thread_repeat(*args) -> dict[str, list[float]]:
+    import os
+
+    os.environ["OMP_NUM_THREADS"] = "1"
+    return _one_repeat(*args)
+
+
+def update_block_seconds(
+    libraries: tuple[str, ...],
+    iterations: int,
+    rows: int,
+    features: int,
+    targets: int,
+    depth: int,
+    lr: float,
+    repeats: int,
+    seed: int,
+    block: int = 50,
+    workers: int = 1,
+) -> dict[str, list[list[float]]]:
+    """Per library and repeat, the seconds of each block of `block` one-tree updates from an empty model (the
+    last block may be shorter), so the cost per update can be read against the ensemble size.
+
+    Every repeat starts fresh models on the same batches; within each block the libraries run in a seeded
+    random order (interleaved, so a change of machine load falls on all of them). Repeats run in `workers`
+    spawned processes, one thread each; a ratio is only ever taken within one repeat.
+    """
+    unknown = [name for name in libraries if name not in UPDATERS]
+    if unknown:
+        raise ValueError(f"unknown libraries {unknown}; known: {', '.join(LIBRARIES)}")
+    if block < 1:
+        raise ValueError(f"block {block} must be ≥ 1")
+    data = batches(iterations, rows, features, targets, seed)
+    shape = (features, targets, depth, lr)
+    seeds = [seed + 1 + repeat for repeat in range(repeats)]
+    if workers <= 1 or repeats == 1:
+        results = [_one_repeat(libraries, data, shape, block, s) for s in seeds]
+    else:
+        from concurrent.futures import ProcessPoolExecutor
+        from multiprocessing import get_context
+
+        with ProcessPoolExecutor(min(workers, repeats), mp_context=get_context("spawn")) as pool:
+            futures = [pool.submit(_one_thread_repeat, libraries, data, shape, block, s) for s in seeds]
+            results = [future.result() for future in futures]
+    return {name: [result[name] for result in results] for name in libraries}
+
+
 def update_seconds(
     libraries: tuple[str, ...],
     iterations: int,
@@ -115,25 +185,9 @@ def update_seconds(
     repeats: int,
     seed: int,
 ) -> dict[str, list[float]]:
-    """Per library, the seconds of `iterations` one-tree updates from an empty model, for each repeat.
-
-    Every repeat starts fresh models and runs the libraries in a seeded random order (interleaved), on the
-    same batches; a warm-up update per library comes first.
-    """
-    unknown = [name for name in libraries if name not in UPDATERS]
-    if unknown:
-        raise ValueError(f"unknown libraries {unknown}; known: {', '.join(LIBRARIES)}")
-    data = batches(iterations, rows, features, targets, seed)
-    rng = np.random.default_rng(seed)
-    for name in libraries:
-        UPDATERS[name](features, targets, depth, lr)(*data[0])
-    seconds: dict[str, list[float]] = {name: [] for name in libraries}
-    for _ in range(repeats):
-        for index in rng.permutation(len(libraries)):
-            name = libraries[index]
-            update = UPDATERS[name](features, targets, depth, lr)
-            started = time.perf_counter()
-            for x, y in data:
-                update(x, y)
-            seconds[name].append(time.perf_counter() - started)
-    return seconds
+    """Per library, the seconds of `iterations` one-tree updates from an empty model, for each repeat
+    (the sums of :func:`update_block_seconds`' blocks, one block per library per repeat)."""
+    blocks = update_block_seconds(
+        libraries, iterations, rows, features, targets, depth, lr, repeats, seed, block=iterations
+    )
+    return {name: [float(sum(values)) for values in per] for name, per in blocks.items()}

@@ -17,13 +17,13 @@ def noise_rows(params: GBRLParams, models, base_seed: int) -> list[dict]:
     """Per policy × seed × σ × episode, the episode's return."""
     task, study = params.noise.task, params.noise
     rows = []
-    for label in params.tasks[task].policies:
+    for label in study.policies:
         policy = params.policy(task, label)
         for seed in progress(params.grid.seeds, desc=f"noise {label}"):
             model = fresh_model(params, task, label, seed, base_seed)
             model.load(models / model_stem(task, label, seed))
             for sigma in study.sigmas:
-                eval_seed = run_seed(base_seed, task, label, seed) + 1_000_003
+                eval_seed = run_seed(base_seed, task, seed) + 1_000_003  # paired: same for every policy
                 spec = env_spec(params.tasks[task].env_id, policy).with_wrapper(
                     "input_noise", sigma=sigma, seed=eval_seed
                 )

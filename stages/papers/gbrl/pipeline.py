@@ -30,21 +30,23 @@ STEPS = (
         deps={},
         outs=DATA.pick("runs", "curves", "models", timings="train_timings"),
         params=("common.seed", *SCALE, "gbrl.tasks"),
-        description="PPO on every task × policy × seed (GBRL shared / separate trees, MLP): episodes, models",
+        description="PPO on every task × policy × seed (GBRL shared / separate trees, SB3-style MLP; policies of a "
+        "seed paired) and a uniform-random policy per task × seed: episodes, models",
     ),
     Step(
         name="noise",
         deps=DATA.pick("models"),
         outs=DATA.pick("noise"),
         params=("common.seed", *SCALE, "gbrl.tasks", "gbrl.noise"),
-        description="the trained CartPole policies under the input shift s + ε|s|, ε ~ N(0, σ), per σ",
+        description="the trained CartPole policies under the input shift s + ε|s|, ε ~ N(0, σ), per σ (paired seeds)",
     ),
     Step(
         name="update_cost",
         deps={},
         outs=DATA.pick("update_cost"),
         params=("common.seed", "gbrl.update_cost"),
-        description="Table 1: one-tree updates on random 128×20 batches, gbrl vs XGBoost vs CatBoost (timings only)",
+        description="Table 1: 1000 one-tree updates on random 128×20 batches, gbrl vs XGBoost vs CatBoost, timed per "
+        "block of updates (timings only)",
     ),
     Step(
         name="figures",
@@ -57,7 +59,7 @@ STEPS = (
             ),
         },
         params=(*SCALE,),
-        description="return vs env steps per task, return vs noise σ, the scores table",
+        description="return vs env steps per task with the random-policy line, return vs noise σ, the scores table",
     ),
     Step(
         name="timing",
@@ -65,7 +67,7 @@ STEPS = (
         outs=DATA.pick("time_summary", "time_figure", claims="timing_claims"),
         params=("gbrl.claims",),
         description="benchmark step (timings/ only): update time per PPO iteration, env steps/s, Table 1 "
-        "ratios and the claims about time",
+        "ratios, the cost of an update vs ensemble size, and the claims about time",
     ),
     Step(
         name="claims",
@@ -73,7 +75,7 @@ STEPS = (
         outs=DATA.pick("claims"),
         headline=DATA.pick("headline"),
         params=(*SCALE, "gbrl.noise", "gbrl.claims"),
-        description="the card's claims about returns, noise robustness and tree counts, over seeds",
+        description="the card's claims about returns, noise robustness and model size, over paired seeds",
     ),
 )
 

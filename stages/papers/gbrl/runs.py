@@ -19,9 +19,11 @@ def env_spec(env_id: str, policy: PolicyParams) -> EnvSpec:
     return EnvSpec(env_id=env_id, wrappers=policy.wrappers)
 
 
-def run_seed(base_seed: int, task: str, label: str, seed: int) -> int:
-    """The seed of one run: stable under adding other tasks, policies or seeds."""
-    return derive_seed(base_seed, "gbrl", task, label, seed) % (2**31 - 1)
+def run_seed(base_seed: int, task: str, seed: int) -> int:
+    """The seed of one run, shared by every policy of the task at that seed (paired: the same environment
+    resets, the same sampling generator, the same initial network weights); stable under adding tasks,
+    policies or seeds."""
+    return derive_seed(base_seed, "gbrl", task, seed) % (2**31 - 1)
 
 
 def model_stem(task: str, label: str, seed: int) -> str:
@@ -33,9 +35,7 @@ def fresh_model(params: GBRLParams, task: str, label: str, seed: int, base_seed:
     policy = params.policy(task, label)
     env = make_vector(env_spec(params.tasks[task].env_id, policy), 1, 0, key=f"gbrl.tasks.{task}")
     try:
-        return model_for(
-            env, policy.model, build_encoder(policy.encoder), run_seed(base_seed, task, label, seed)
-        )
+        return model_for(env, policy.model, build_encoder(policy.encoder), run_seed(base_seed, task, seed))
     finally:
         env.close()
 
@@ -48,7 +48,7 @@ def train_run(
 
     torch.set_num_threads(1)
     policy = params.policy(task, label)
-    run_seed_ = run_seed(base_seed, task, label, seed)
+    run_seed_ = run_seed(base_seed, task, seed)
     env = make_vector(
         env_spec(params.tasks[task].env_id, policy), policy.ppo.n_envs, run_seed_, key=f"gbrl.tasks.{task}"
     )
@@ -58,7 +58,8 @@ def train_run(
         result = train(env, model, encoder, policy.ppo, params.grid.steps[task], run_seed_)
     finally:
         env.close()
-    model.save(models / model_stem(task, label, seed))
+    stem = model_stem(task, label, seed)
+    model.save(models / stem)
     return {
         "task": task,
         "policy": label,
@@ -66,6 +67,47 @@ def train_run(
         "episodes": result.episodes,
         "score": result.score(),
         "env_steps": result.env_steps,
-        "size": model.size(),
+        "size": {**model.size(), "model_bytes": model_bytes(models, stem)},
         "seconds": result.seconds,
+    }
+
+
+def model_bytes(models: Path, stem: str) -> int:
+    """Bytes of a saved model: every file of its stem (gbrl's shared file, or its policy and value files)."""
+    files = [*models.glob(f"{stem}.*"), *models.glob(f"{stem}_*"), *models.glob(stem)]
+    return int(sum(path.stat().st_size for path in set(files) if path.is_file()))
+
+
+def random_play(params: GBRLParams, task: str, seed: int, base_seed: int) -> dict[str, Any]:
+    """A uniform-random policy on the task: the mean return of `grid.random_episodes` episodes (the level a
+    trained policy must leave; seeded per task and seed)."""
+    import numpy as np
+
+    from stages.datasets.environments import make_env
+    from stages.methods.rl.vector import VectorEnv
+
+    spec = EnvSpec(env_id=params.tasks[task].env_id)
+    episodes = params.grid.random_episodes
+    run_seed_ = derive_seed(base_seed, "gbrl", task, "random", seed) % (2**31 - 1)
+    env = VectorEnv(lambda: make_env(spec, f"gbrl.tasks.{task}"), 1, run_seed_)
+    rng = np.random.default_rng(run_seed_)
+    steps = 0
+    try:
+        env.reset()
+        while len(env.episodes) < episodes:
+            env.step(rng.integers(env.n_actions, size=1))
+            steps += 1
+    finally:
+        env.close()
+    returns = [episode[0] for episode in env.episodes[:episodes]]
+    return {
+        "task": task,
+        "policy": "random",
+        "seed": seed,
+        "episodes": [],
+        "score": float(np.mean(returns)),
+        "episode_count": len(returns),
+        "env_steps": steps,
+        "size": {},
+        "seconds": [],
     }

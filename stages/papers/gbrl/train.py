@@ -15,7 +15,7 @@ from stages.core.context import StepContext
 from stages.core.io import write_json, write_parquet
 from stages.core.progress import progress
 from stages.papers.gbrl.params import GBRLParams
-from stages.papers.gbrl.runs import train_run
+from stages.papers.gbrl.runs import random_play, train_run
 
 
 def _one_thread() -> None:
@@ -26,13 +26,19 @@ def _one_thread() -> None:
 
 
 def train_all(params: GBRLParams, base_seed: int, models: Path, workers: int) -> list[dict]:
-    """Every run, in a fixed order whatever the number of workers."""
+    """Every run, in a fixed order whatever the number of workers (submitted last policy first, which puts
+    the slow network runs at the front of the queue), then the random-play runs of every task and seed."""
     runs = params.runs()
     if workers <= 1:
-        return [train_run(params, *run, base_seed, models) for run in progress(runs, desc="gbrl runs")]
-    with ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_one_thread) as pool:
-        futures = [pool.submit(train_run, params, *run, base_seed, models) for run in runs]
-        return [future.result() for future in progress(futures, desc="gbrl runs")]
+        results = [train_run(params, *run, base_seed, models) for run in progress(runs, desc="gbrl runs")]
+    else:
+        with ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_one_thread) as pool:
+            futures = {run: pool.submit(train_run, params, *run, base_seed, models) for run in reversed(runs)}
+            results = [futures[run].result() for run in progress(runs, desc="gbrl runs")]
+    grid = params.grid
+    return results + [
+        random_play(params, task, seed, base_seed) for task in grid.steps for seed in grid.seeds
+    ]
 
 
 def tables(results: list[dict]) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -44,10 +50,11 @@ def tables(results: list[dict]) -> tuple[pl.DataFrame, pl.DataFrame]:
                 "policy": r["policy"],
                 "seed": r["seed"],
                 "score": r["score"],
-                "episodes": len(r["episodes"]),
+                "episodes": r.get("episode_count", len(r["episodes"])),
                 "env_steps": r["env_steps"],
                 "trees": r["size"].get("trees", 0),
                 "parameters": r["size"].get("parameters", 0),
+                "model_bytes": r["size"].get("model_bytes", 0),
             }
             for r in results
         ]
@@ -83,7 +90,8 @@ def run(ctx: StepContext) -> None:
     params: GBRLParams = ctx.params
     models = ctx.output("models")
     models.mkdir(parents=True, exist_ok=True)
-    results = train_all(params, ctx.common.seed, models, ctx.common.threads)
+    workers = params.grid.workers or ctx.common.threads
+    results = train_all(params, ctx.common.seed, models, workers)
     runs, curves = tables(results)
     for row in runs.iter_rows(named=True):
         ctx.log(
@@ -103,5 +111,6 @@ def run(ctx: StepContext) -> None:
             "update_seconds": [s["update"] for s in r["seconds"]],
         }
         for r in results
+        if r["policy"] != "random"
     ]
-    write_json({"runs": timings, "workers": ctx.common.threads}, ctx.output("timings"))
+    write_json({"runs": timings, "workers": workers}, ctx.output("timings"))
