@@ -31,6 +31,7 @@ PAPER_SPECS = (
     "stages.papers.dd3d.pipeline",
     "stages.papers.bdc.pipeline",
     "stages.papers.vanishing_ideals.pipeline",
+    "stages.papers.climb.pipeline",
 )
 
 
