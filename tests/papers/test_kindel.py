@@ -79,15 +79,15 @@ def test_a_compose_winner_is_not_compared_with_the_other_compose_variant():
 
 def test_claims_follow_the_made_up_scores():
     p = params(default={"compose": ["compose_full"]})
-    assert disynthon_claim(made_up_scores(0.2), p).verdict == "holds"
-    assert disynthon_claim(made_up_scores(-0.2), p).verdict == "fails"
-    assert disynthon_claim(made_up_scores(0.0), p).verdict == "inconclusive"
-    assert disynthon_claim(made_up_scores(0.2), p).n == 3  # splits per kind, not both kinds together
+    real = params(default={"compose": ["compose_full"]}, source="folder", folder="/data/kindel")
+    assert disynthon_claim(made_up_scores(0.2), real).verdict == "holds"  # real files: judged
+    assert disynthon_claim(made_up_scores(-0.2), real).verdict == "fails"
+    assert disynthon_claim(made_up_scores(0.0), real).verdict == "inconclusive"
+    assert disynthon_claim(made_up_scores(0.2), real).n == 3  # splits per kind, not both kinds together
     scores = made_up_scores(0.1)
     rank_table = ranks(summary(scores), p.models)
     assert rank_table["random"]["in_library_ondna"]["rf"] == 1
     assert rank_table["random"]["extended_offdna"]["compose_full"] == 1
-    real = params(default={"compose": ["compose_full"]}, source="folder", folder="/data/kindel")
     assert winners_claim(scores, real, rank_table).verdict == "holds"  # real files: judged
     planted = {"beta_matrix": [0.0, 0.5, -0.5], "beta_target": [0.1, 0.0, -0.1]}
     offsets = {"compose_full": {"random": {str(s): planted for s in (1, 2, 3)}}}
@@ -109,7 +109,7 @@ def test_column_winners_is_inconclusive_by_design_on_the_simulated_screen():
 
 
 def test_disynthon_welch_interval_is_refused_below_three_splits():
-    p = params(default={"compose": ["compose_full"]})
+    p = params(default={"compose": ["compose_full"]}, source="folder", folder="/data/kindel")
     two = made_up_scores(0.2).filter(pl.col("split") < 3)
     with pytest.raises(DesignError, match="disynthon_harder"):
         disynthon_claim(two, p)
@@ -157,3 +157,26 @@ def test_score_your_own_library(tmp_path):
         score_file(tmp_path / "kindel", "ddr1", mine, tmp_path / "out.csv", model="rf")
     with pytest.raises(DataValidationError, match="no column 'SMILES'"):
         score_file(tmp_path / "kindel", "ddr1", mine, tmp_path / "out.csv", smiles_column="SMILES")
+
+
+def test_rank_table_leaves_out_metrics_on_other_scales():
+    """Issue 37.4: DEL-Compose's score is not on target_enrichment's scale, so its test MSE is not ranked."""
+    p = params()
+    rank_table = ranks(summary(made_up_scores(0.2)), p.models, tuple(p.compose))
+    for kind in ("random", "disynthon"):
+        assert set(rank_table[kind]["test_mse"]) == set(p.baseline_labels)
+        assert sorted(rank_table[kind]["test_mse"].values()) == list(range(1, len(p.baseline_labels) + 1))
+        assert "compose_full" in rank_table[kind]["in_library_ondna"]  # −ρ is on one scale for every model
+
+
+def test_disynthon_claim_is_inconclusive_by_design_on_the_simulated_screen():
+    """Issue 37.4: the simulator decides the claim (nothing in it can make a disynthon split easier); its
+    intervals stay as a record with the measured pair share and training overlap."""
+    p = params()
+    planted = {"heldout_in_training": {"random": 0.0, "disynthon": 0.0}, "pair_variance_share": 0.33}
+    claim = disynthon_claim(made_up_scores(0.2), p, planted)
+    assert claim.verdict == "inconclusive" and claim.reason.startswith("Inconclusive by design")
+    assert "33%" in claim.reason and all(item.verdict == "holds" for item in claim.evidence)
+    assert claim.measured["pair_variance_share"] == 0.33
+    assert claim.measured["heldout_in_training"]["disynthon"] == 0.0
+    assert set(claim.measured["means_over_splits"]) == set(p.models)

@@ -101,6 +101,36 @@ def test_disynthon_split_never_shares_its_key(screen):
     assert (random["split1"] == "test").sum() == 10 and not random["split1"].equals(random["split2"])
 
 
+def test_heldout_compounds_never_train_and_their_disynthons_stay_out(screen):
+    """Issue 37.4: no in-library held-out compound is a training row of either kind, and on the disynthon split
+    no training row shares a held-out compound's A×B pair."""
+    heldout = set(screen.heldout["ondna"].filter(pl.col("molecule_hash").is_not_null())["smiles"])
+    smiles = screen.library["smiles"].to_numpy()
+    keys = (screen.library["smiles_a"] + "|" + screen.library["smiles_b"]).to_numpy()
+    held_keys = {k for s, k in zip(smiles, keys, strict=True) if s in heldout}
+    for kind, table in screen.splits.items():
+        for column in SPLIT_COLUMNS:
+            train = table[column].to_numpy() == "train"
+            assert not heldout & set(smiles[train]), (kind, column)
+            if kind == "disynthon":
+                assert not held_keys & set(keys[train]), column
+    assert screen.parameters["heldout_in_training"] == {"random": 0.0, "disynthon": 0.0}
+    # pair_sd 1.5 against three blocks of sd 1 (about a third), measured on 25 pairs here
+    assert 0.15 < screen.parameters["pair_variance_share"] < 0.7
+
+
+def test_reserved_units_are_test_and_the_rest_keep_their_shares():
+    random = splits.random_splits(100, 0.1, 0.1, seed=0, reserved=np.arange(15))
+    labels = random["split1"].to_numpy()
+    assert (
+        (labels[:15] == "test").all() and (labels == "test").sum() == 15 and (labels == "valid").sum() == 10
+    )
+    few = splits.random_splits(100, 0.1, 0.1, seed=0, reserved=np.arange(4))["split2"].to_numpy()
+    assert (few[:4] == "test").all() and (few == "test").sum() == 10
+    assert splits.training_overlap(random, np.arange(15)) == 0.0
+    assert splits.training_overlap(random, np.arange(100)) == pytest.approx(0.75)
+
+
 def test_simulation_is_deterministic_and_enrichment_tracks_affinity(screen):
     again = simulate.simulate(SimulationOptions(per_cycle=5, heldout=10, external=3, outside_blocks=2))
     assert again.library.equals(screen.library) and again.heldout["ondna"].equals(screen.heldout["ondna"])

@@ -24,7 +24,9 @@ class SimulationOptions(StrictModel):
     descriptor_share: float = Field(
         0.7, ge=0, le=1, description="share of a block's effect variance explained by its descriptors"
     )
-    pair_sd: float = Field(0.7, ge=0, description="sd of the A×B pair interaction")
+    pair_sd: float = Field(
+        1.5, ge=0, description="sd of the A×B pair interaction (the part a disynthon split hides)"
+    )
     linker_sd: float = Field(0.5, ge=0, description="sd of the on-DNA linker term (a function of block A)")
     mean_pkd: float = Field(6.0, description="mean off-DNA pKd of the library")
     target_slope: float = Field(1.0, gt=0, description="log enrichment over matrix per pKd unit")

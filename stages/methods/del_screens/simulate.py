@@ -8,7 +8,11 @@ affinity. Sequencing follows DEL-Compose's count model: with load L (pre-selecti
 matrix reads of replicate r ~ ZIP(L·e^{log c + βᶜ_r}, πᶜ) and target reads ~ ZIP(L·e^{log c + log t + βᵗ_r}, πᵗ),
 where log c (matrix binding) follows its blocks' logP and log t = slope·(on-DNA pKd − mean). Held-out
 compounds (some from the library, a few with blocks outside it) get Kd = 10^(9 − pKd + noise) nM, on-DNA with
-the linker term and off-DNA without.
+the linker term and off-DNA without. The in-library held-out compounds come from a few disynthon groups (at
+most 4 compounds from each) and never train: the random split puts them in test, the disynthon split their
+whole groups, so a held-out disynthon is never seen in training (`parameters` records both measurements:
+`heldout_in_training`, the share of in-library held-out compounds that are training rows per split kind, and
+`pair_variance_share`, the A×B pair term's share of the library's off-DNA affinity variance).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from stages.methods.del_screens.config import SimulationOptions
 from stages.methods.del_screens.schema import ENRICHMENT, KD, LOAD, MATRIX_COUNTS, N_REPLICATES, TARGET_COUNTS
 
 DESCRIPTORS = ("MolLogP", "TPSA", "NumAromaticRings", "HeavyAtomCount")
+HELDOUT_PER_GROUP = 4  # in-library held-out compounds drawn from one disynthon group at most
 
 
 @dataclass
@@ -98,7 +103,13 @@ def affinities(compounds: list[library.Compound], effects: dict, options: Simula
         )
         linker = options.linker_sd * _unit_normal(options.seed, "linker", compound.smiles_a)
         rows.append(
-            {"smiles": compound.smiles, "affinity": off, "linker": linker, "affinity_ondna": off + linker}
+            {
+                "smiles": compound.smiles,
+                "affinity": off,
+                "linker": linker,
+                "affinity_ondna": off + linker,
+                "pair": pair,
+            }
         )
     return pl.DataFrame(rows)
 
@@ -163,16 +174,35 @@ def external_compounds(
     return list(library.enumerate_compounds(chosen))
 
 
+def heldout_rows(table: pl.DataFrame, options: SimulationOptions) -> np.ndarray:
+    """The library rows with a measured Kd: `heldout` rows drawn (seeded) from as few disynthon groups (key
+    `disynthon_key`) as hold them at up to :data:`HELDOUT_PER_GROUP` each, so the disynthon split can keep
+    their groups out of training within its test share."""
+    rng = np.random.default_rng(derive_seed(options.seed, "heldout"))
+    groups = splits.disynthon_groups(table, options.disynthon_key)
+    n_groups = int(groups.max()) + 1
+    wanted = min(options.heldout, table.height)
+    per_group = max(1, min(HELDOUT_PER_GROUP, int(np.bincount(groups).min())))
+    chosen = rng.choice(n_groups, size=min(n_groups, -(-wanted // per_group)), replace=False)
+    pool = np.flatnonzero(np.isin(groups, chosen))
+    return np.sort(rng.choice(pool, size=min(wanted, len(pool)), replace=False))
+
+
+def pair_variance_share(truth: pl.DataFrame) -> float:
+    """The A×B pair term's share of the library's off-DNA affinity variance."""
+    total = float(truth["affinity"].var())
+    return float(truth["pair"].var()) / total if total > 0 else 0.0
+
+
 def heldout_tables(
     table: pl.DataFrame,
     truth: pl.DataFrame,
     external: list[library.Compound],
     external_truth: pl.DataFrame,
     options: SimulationOptions,
+    rows: np.ndarray,
 ) -> dict[str, pl.DataFrame]:
-    """On- and off-DNA tables: `heldout` library rows (with their counts) and the external compounds."""
-    rng = np.random.default_rng(derive_seed(options.seed, "heldout"))
-    rows = np.sort(rng.choice(table.height, size=min(options.heldout, table.height), replace=False))
+    """On- and off-DNA tables: the library `rows` (with their counts) and the external compounds."""
     inside = table[rows]
     outside = pl.DataFrame(
         {
@@ -214,16 +244,22 @@ def simulate(options: SimulationOptions, pools: dict[str, list[str]] | None = No
     table = _library_table(compounds, reads)
     truth = truth.hstack(reads.select("log_c", "log_t")).insert_column(1, table["molecule_hash"])
     external = external_compounds(blocks, outside, options.external, options.seed)
-    heldout = heldout_tables(table, truth, external, affinities(external, effects, options), options)
+    rows = heldout_rows(table, options)
+    heldout = heldout_tables(table, truth, external, affinities(external, effects, options), options, rows)
+    split_tables = {
+        "random": splits.random_splits(table.height, options.valid, options.test, options.seed, rows),
+        "disynthon": splits.disynthon_splits(
+            table, options.valid, options.test, options.seed, options.disynthon_key, rows
+        ),
+    }
+    measured = {
+        "heldout_in_training": {k: splits.training_overlap(t, rows) for k, t in split_tables.items()},
+        "pair_variance_share": pair_variance_share(truth),
+    }
     return SimulatedScreen(
         library=table,
-        splits={
-            "random": splits.random_splits(table.height, options.valid, options.test, options.seed),
-            "disynthon": splits.disynthon_splits(
-                table, options.valid, options.test, options.seed, options.disynthon_key
-            ),
-        },
+        splits=split_tables,
         heldout=heldout,
         truth=truth,
-        parameters={**offsets, "blocks": blocks, "outside_blocks": outside},
+        parameters={**offsets, **measured, "blocks": blocks, "outside_blocks": outside},
     )

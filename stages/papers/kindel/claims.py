@@ -3,8 +3,12 @@ the library, is the unit: `seed`).
 
 - `disynthon_harder` (Tables 1–2): for each named fingerprint model, test MSE higher on disynthon than on
   random splits and held-out −ρ (mean of the four columns) lower — Welch t intervals over splits (≥ 3 splits
-  of each kind, else refused). In the simulation about 80 % of the in-library held-out compounds are training
-  rows of each split, random and disynthon alike, so the held-out part mostly measures fit to training rows.
+  of each kind, else refused). In the simulation the in-library held-out compounds never train (random: their
+  rows are test; disynthon: their whole A×B groups are test) and the A×B pair term, the only structure a
+  disynthon split hides, is about a third of the affinity variance (`pair_sd` 1.5); both are measured in
+  `screen.json` and shown in the claim. The simulator decides the claim (nothing in it can make a disynthon
+  split easier), so it is `inconclusive` by design there, its intervals kept as a record; judged on real
+  files.
 - `column_winners` (v1 reviews): RF best in both on-DNA columns, DEL-Compose best in both off-DNA columns —
   paired (same split) differences to every model of another family (the Compose variants are one family),
   t intervals over splits, both split kinds. On the simulated screen the off-DNA affinity is the on-DNA one
@@ -108,7 +112,7 @@ def with_mean_column(scores: pl.DataFrame) -> pl.DataFrame:
     return scores.with_columns(pl.mean_horizontal(*COLUMNS).alias("heldout_mean"))
 
 
-def disynthon_claim(scores: pl.DataFrame, params: KinDELParams) -> Claim:
+def disynthon_claim(scores: pl.DataFrame, params: KinDELParams, planted: dict | None = None) -> Claim:
     scores, confidence = with_mean_column(scores), params.claims.confidence
     evidence = []
     for model in params.claims.disynthon_models:
@@ -123,7 +127,8 @@ def disynthon_claim(scores: pl.DataFrame, params: KinDELParams) -> Claim:
                     min(splits_run(scores, kind) for kind in SPLIT_KINDS),
                 )
             )
-    measured = {
+    planted = planted or {}
+    measured: dict = {
         model: {
             kind: {
                 m: round(float(np.mean(list(per_split(scores, model, kind, m).values()))), 4)
@@ -134,10 +139,33 @@ def disynthon_claim(scores: pl.DataFrame, params: KinDELParams) -> Claim:
         for model in params.models
     }
     simulated = params.source == "simulated"
+    verdict = reason = None
+    if simulated:
+        measured |= {k: planted[k] for k in ("heldout_in_training", "pair_variance_share") if k in planted}
+        share = planted.get("pair_variance_share")
+        overlap = planted.get("heldout_in_training", {})
+        verdict = "inconclusive"
+        reason = (
+            "Inconclusive by design on the simulated screen: the simulator decides it. The only structure a "
+            "disynthon split hides is the planted A×B pair term"
+            + (f" ({share:.0%} of the off-DNA affinity variance)" if share is not None else "")
+            + " and no in-library held-out compound trains on either kind"
+            + (
+                f" (training share: random {overlap.get('random', 0):.0%}, disynthon "
+                f"{overlap.get('disynthon', 0):.0%})"
+                if overlap
+                else ""
+            )
+            + ", so a disynthon split can only be as hard or harder: the claim could hold or stay inside the "
+            "noise but nothing in the simulation can make it fail. The Welch intervals are reported as a record "
+            "(how much of the pair term the fingerprint models learn from a compound's siblings); the claim is "
+            "judged on real KinDEL files."
+        )
     return verdict_claim(
         id="disynthon_harder",
         statement="Fingerprint models do worse on disynthon splits than on random splits (Tables 1–2).",
-        measured={"means_over_splits": measured},
+        measured={"means_over_splits": {m: v for m, v in measured.items() if m in params.models}}
+        | {k: v for k, v in measured.items() if k not in params.models},
         criterion=f"for {', '.join(params.claims.disynthon_models)}: Welch t interval over splits of test MSE "
         "(disynthon − random) wholly above 0 and of mean held-out −ρ (four columns) wholly below 0",
         evidence=evidence,
@@ -145,21 +173,26 @@ def disynthon_claim(scores: pl.DataFrame, params: KinDELParams) -> Claim:
         "rows (higher MSE) and the held-out Kd ranking is worse (lower −ρ) for every named model, beyond the "
         "split-to-split noise"
         + (
-            "; the held-out part can hardly show it here: about 80 % of the in-library held-out compounds are "
-            "training rows of each split, random and disynthon alike, so −ρ mostly measures fit to training rows."
+            "; in the simulation no in-library held-out compound trains on either kind (random: its row is "
+            "test; disynthon: its whole A×B group is), so −ρ compares a seen disynthon with an unseen one, and "
+            "the hidden A×B pair term is about a third of the affinity variance (measured: "
+            "`pair_variance_share`, `heldout_in_training`)."
             if simulated
             else "."
         ),
         could_fail="A named model's disynthon test MSE is lower than its random one, or its held-out −ρ higher, "
         "beyond the split noise"
         + (
-            " (the simulated A×B pair term is the only structure a disynthon split hides; with the held-out rows "
-            "mostly in training, the −ρ part rarely separates the kinds)."
+            " (the simulated A×B pair term is the only structure a disynthon split hides: a model that does not "
+            "learn it from a compound's siblings on a random split loses nothing on a disynthon one, and the "
+            "test MSE on `target_enrichment` carries the count noise, so that part may stay inside the noise)."
             if simulated
             else "."
         ),
         unit="seed",
         n=min(splits_run(scores, kind) for kind in SPLIT_KINDS),  # splits per kind
+        verdict=verdict,
+        reason=reason,
     )
 
 
@@ -300,7 +333,7 @@ def run(ctx: StepContext) -> None:
     offsets = read_json(ctx.input("offsets"))
     has_truth = "test_rho_affinity" in scores.columns
     claims = [
-        disynthon_claim(scores, params),
+        disynthon_claim(scores, params, planted),
         winners_claim(scores, params, metrics["ranks"]),
         sanity_claim(scores, offsets, planted, has_truth, params),
     ]

@@ -33,12 +33,17 @@ def summary(scores: pl.DataFrame) -> dict:
     return out
 
 
-def ranks(table: dict, models: list[str]) -> dict[str, dict[str, dict[str, int]]]:
-    """Per kind and column, each model's rank by mean (1 = best: highest −ρ, lowest test MSE)."""
+def ranks(
+    table: dict, models: list[str], other_scale: tuple[str, ...] = ()
+) -> dict[str, dict[str, dict[str, int]]]:
+    """Per kind and column, each model's rank by mean (1 = best: highest −ρ, lowest test MSE). Test MSE ranks
+    only the models predicting `target_enrichment`: those in `other_scale` (DEL-Compose, whose score lives on
+    another scale) are left out of that column, not ranked on a number that cannot be compared."""
     out: dict = {}
     for kind, per_model in table.items():
         for column in (*COLUMNS, "test_mse"):
-            means = {m: per_model[m][column]["mean"] for m in models if m in per_model}
+            ranked = [m for m in models if column != "test_mse" or m not in other_scale]
+            means = {m: per_model[m][column]["mean"] for m in ranked if m in per_model}
             known = {m: v for m, v in means.items() if v is not None}
             order = sorted(known, key=lambda m: known[m], reverse=column != "test_mse")
             out.setdefault(kind, {})[column] = {m: i + 1 for i, m in enumerate(order)}
@@ -56,7 +61,7 @@ def ranks_figure(rank_table: dict, models: list[str], path) -> None:
                 axis.text(j, i, int(value), ha="center", va="center", color="white", fontsize=8)
         axis.set_xticks(range(len(columns)), [c.replace("_", "\n") for c in columns], fontsize=7)
         axis.set_yticks(range(len(models)), models, fontsize=8)
-        axis.set_title(f"{kind} splits: rank per column (1 = best)")
+        axis.set_title(f"{kind} splits: rank per column (1 = best; blank: other scale)")
     save_figure(figure, path)
 
 
@@ -107,7 +112,7 @@ def run(ctx: StepContext) -> None:
     write_parquet(scores, ctx.output("scores"))
     table = summary(scores)
     models = params.models
-    rank_table = ranks(table, models)
+    rank_table = ranks(table, models, tuple(params.compose))
     write_metrics({"table": table, "ranks": rank_table}, ctx.output("metrics"))
     long = scores.unpivot(index=["model", "kind", "split"], on=list(COLUMNS), variable_name="column")
     plot = long.group_by("model", "kind", "column").agg(pl.col("value").mean().alias("neg_spearman"))
