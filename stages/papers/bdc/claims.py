@@ -104,8 +104,10 @@ def by_design(claim_id: str, statement: str, why: str, checks: list[Evidence], u
         measured={"design": unit_note},
         criterion="not judged: " + why,
         evidence=checks,
-        could_hold="Only with a clean model above chance and a recipe that contaminates (see the design checks).",
-        could_fail="Only with a clean model above chance and a recipe that contaminates (see the design checks).",
+        could_hold="With a clean model above chance and a recipe that contaminates, the judged comparison can clear "
+        "its threshold (see the design checks).",
+        could_fail="With a clean model above chance and a recipe that contaminates, the judged comparison can land "
+        "on the wrong side of its threshold (see the design checks).",
         unit="item",
         verdict="inconclusive",
         reason=f"Inconclusive by design: {why}.",
