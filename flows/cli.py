@@ -48,12 +48,21 @@ def _serve(args: argparse.Namespace) -> None:
 
 
 def _flow(args: argparse.Namespace) -> None:
+    from pathlib import Path
+
+    from flows.embedded_api import start_embedded_api
+    from stages.core.dvc_graph import plan_in_background
     from stages.papers.registry import load_paper
 
     load_paper(args.paper)  # an unknown id is told before Prefect is imported
+    workspace = str(Path(args.workspace).resolve())
+    # Prefect's API app and DVC's plan start in forked processes (before any thread exists) and run on the other
+    # core while this process imports Prefect
+    api = start_embedded_api()
+    plan = None if args.force else plan_in_background(args.paper, workspace)
     from flows.paper_flow import run_paper_flow
 
-    run_paper_flow(args.paper, workspace=args.workspace, force=args.force)
+    run_paper_flow(args.paper, workspace=workspace, force=args.force, plan=plan, api=api)
 
 
 def add_orchestration_commands(commands: argparse._SubParsersAction) -> None:

@@ -1,24 +1,39 @@
-"""Prefect's API for a flow run without a server: the server app in a thread of this process.
+"""Prefect's API for a flow run without a server: Prefect's server app served next to the flow, not by a second
+interpreter.
 
 With no `PREFECT_API_URL`, Prefect 3 starts its ephemeral API as a second Python process (`uvicorn
 prefect.server.api.server:create_app`), which imports the whole server again and is polled until it answers:
-about 6–9 s before a flow's first task, longer than a no-op `dvc repro` of a paper. `embedded_api()` serves the
-same app (`create_app(ephemeral=True)`: no UI, no background services, the SQLite database in `PREFECT_HOME`)
-from a thread of this process instead, so the server is imported once, and points the run at it. A configured
-`PREFECT_API_URL` (a running `icml25 serve`, Prefect Cloud) is used as it is.
+about 6–9 s before a flow's first task, longer than a no-op `dvc repro` of a paper. Here the same app
+(`create_app(ephemeral=True)`: no UI, no background services, the SQLite database in `PREFECT_HOME`) runs either
+
+- in a process forked before Prefect is imported (`start_embedded_api`, what `icml25 flow` does): it imports the
+  server on another core while this process imports Prefect's client and asks DVC for its plan, and it stops
+  when this process closes its end of a pipe (or dies); or
+- in a daemon thread of this process (`embedded_api()` called without a started one, or when the forked one
+  did not come up).
+
+A configured `PREFECT_API_URL` (a running `icml25 serve`, Prefect Cloud) is used as it is.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
+import multiprocessing
+import os
 import socket
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from typing import Any
 
 from stages.core.errors import PipelineError
 
 START_ATTEMPTS = 3  # a free port can be taken between the probe and the bind: try another one
+STOP_SECONDS = 10
+logger = logging.getLogger(__name__)
 
 
 def _free_port() -> int:
@@ -27,13 +42,94 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
-def _start(app, timeout: float):
-    """A uvicorn server for `app` running in a daemon thread on a free 127.0.0.1 port, once it accepts requests."""
+def _uvicorn_server(port: int) -> Any:
+    """A uvicorn server for Prefect's ephemeral API app on 127.0.0.1:`port` (not started)."""
     import uvicorn
+    from prefect.server.api.server import create_app
 
-    server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=_free_port(), log_level="error", lifespan="on")
+    app = create_app(ephemeral=True, final=True)
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error", lifespan="on")
+    return uvicorn.Server(config)
+
+
+@dataclass
+class ForkedApi:
+    """Prefect's API app served by a forked process: its port, a pipe that says when it is up, and the write end
+    of a pipe whose closing stops it."""
+
+    process: multiprocessing.process.BaseProcess
+    port: int
+    ready: Connection
+    stop_fd: int
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/api"
+
+    def wait(self, timeout: float) -> bool:
+        """True once the server accepts requests; False if it exited or did not start within `timeout`."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.ready.poll(0.02):
+                with contextlib.suppress(EOFError):
+                    return self.ready.recv() == "started"
+                return False
+            if not self.process.is_alive():
+                return False
+        return False
+
+    def stop(self) -> None:
+        """Stop the server (it finishes its requests and shuts the app down) and wait for its process."""
+        with contextlib.suppress(OSError):
+            os.close(self.stop_fd)
+        self.process.join(STOP_SECONDS)
+        if self.process.is_alive():
+            self.process.terminate()
+            self.process.join(STOP_SECONDS)
+        self.ready.close()
+
+
+def _serve_until_told(port: int, ready: Connection, stop_read: int, stop_write: int) -> None:
+    """The forked process: serve the API on `port`, say so on `ready`, stop at EOF on `stop_read`."""
+    os.close(stop_write)  # else this process would hold the pipe open itself and never see EOF
+    server = _uvicorn_server(port)
+
+    def watch() -> None:
+        while not server.started and not server.should_exit:
+            time.sleep(0.02)
+        with contextlib.suppress(OSError):
+            ready.send("started")
+        while os.read(stop_read, 1):  # b"" once the parent closed its end or died
+            pass
+        server.should_exit = True
+
+    threading.Thread(target=watch, name="stop-watch", daemon=True).start()
+    server.run()
+
+
+def start_embedded_api() -> ForkedApi | None:
+    """Fork a process that serves Prefect's API app (None when `PREFECT_API_URL` is set in the environment).
+    Call it before Prefect is imported and before any thread starts: it forks this process."""
+    if os.environ.get("PREFECT_API_URL"):
+        return None
+    port = _free_port()
+    ready_read, ready_write = multiprocessing.Pipe(duplex=False)
+    stop_read, stop_write = os.pipe()
+    process = multiprocessing.get_context("fork").Process(
+        target=_serve_until_told,
+        args=(port, ready_write, stop_read, stop_write),
+        name="prefect-embedded-api",
+        daemon=True,
     )
+    process.start()
+    os.close(stop_read)
+    ready_write.close()
+    return ForkedApi(process, port, ready_read, stop_write)
+
+
+def _start_in_thread(timeout: float):
+    """The API app served by uvicorn in a daemon thread on a free 127.0.0.1 port, once it accepts requests."""
+    server = _uvicorn_server(_free_port())
     thread = threading.Thread(target=server.run, name="prefect-embedded-api", daemon=True)
     thread.start()
     deadline = time.monotonic() + timeout
@@ -56,9 +152,45 @@ def _drain_prefect_workers() -> None:
 
 
 @contextlib.contextmanager
-def embedded_api() -> Iterator[str]:
-    """The API URL the flow reports to: `PREFECT_API_URL` when set, else Prefect's server app served from a
-    thread of this process for the duration (its database is `PREFECT_HOME`'s, as Prefect's ephemeral mode)."""
+def _threaded_api(timeout: float) -> Iterator[str]:
+    for _ in range(START_ATTEMPTS):
+        server, thread = _start_in_thread(timeout)
+        if server is not None:
+            break
+    else:
+        raise PipelineError(
+            f"Prefect's embedded API did not start in {START_ATTEMPTS} attempts of {timeout:.0f} s "
+            "(PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS); set PREFECT_API_URL to a running server "
+            "(`icml25 serve`) instead"
+        )
+    try:
+        yield f"http://127.0.0.1:{server.config.port}/api"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=STOP_SECONDS)
+
+
+@contextlib.contextmanager
+def _forked_or_threaded_api(started: ForkedApi | None, timeout: float) -> Iterator[str]:
+    """The forked server's URL once it is up, else (none started, or it did not come up) a threaded one."""
+    if started is not None and started.wait(timeout):
+        try:
+            yield started.url
+        finally:
+            started.stop()
+        return
+    if started is not None:
+        started.stop()
+        logger.warning("the forked Prefect API did not start; serving it from a thread of this process")
+    with _threaded_api(timeout) as url:
+        yield url
+
+
+@contextlib.contextmanager
+def embedded_api(started: ForkedApi | None = None) -> Iterator[str]:
+    """The API URL the flow reports to: `PREFECT_API_URL` when set (a `started` server is then stopped), else
+    `started` (from `start_embedded_api`) or a server app in a thread of this process, for the duration. Its
+    database is `PREFECT_HOME`'s, as in Prefect's ephemeral mode."""
     from prefect.settings import (
         PREFECT_API_URL,
         PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS,
@@ -68,28 +200,14 @@ def embedded_api() -> Iterator[str]:
 
     configured = PREFECT_API_URL.value()
     if configured:
+        if started is not None:
+            started.stop()
         yield configured
         return
-    from prefect.server.api.server import create_app
-
-    app = create_app(ephemeral=True, final=True)
     timeout = float(PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS.value())
-    for _ in range(START_ATTEMPTS):
-        server, thread = _start(app, timeout)
-        if server is not None:
-            break
-    else:
-        raise PipelineError(
-            f"Prefect's embedded API did not start in {START_ATTEMPTS} attempts of {timeout:.0f} s "
-            "(PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS); set PREFECT_API_URL to a running server "
-            "(`icml25 serve`) instead"
-        )
-    url = f"http://127.0.0.1:{server.config.port}/api"
-    try:
+    with contextlib.ExitStack() as stack:
+        url = stack.enter_context(_forked_or_threaded_api(started, timeout))
         # no UI is served here: Prefect would otherwise log a "View at" link to it
-        with temporary_settings({PREFECT_API_URL: url, PREFECT_UI_URL: ""}):
-            yield url
-            _drain_prefect_workers()
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
+        stack.enter_context(temporary_settings({PREFECT_API_URL: url, PREFECT_UI_URL: ""}))
+        yield url
+        _drain_prefect_workers()

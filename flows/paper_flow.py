@@ -1,28 +1,33 @@
 """A Prefect flow per paper: one task per DVC stage, in DAG order, each run through `dvc repro`.
 
-`icml25 flow <paper>` runs it without a server: Prefect's API app runs in a thread of the same process
-(`flows.embedded_api`), or the run reports to `PREFECT_API_URL` when that is set. Before each task the flow
-asks DVC, in this process, whether the stage would run (`StageChecker`: DVC's own `Stage.changed()`); a stage
-with nothing to do is logged as skipped by its task, and one that would run goes through
-`dvc repro --single-item <stage>`, which writes `dvc.lock` (a workspace lock makes DVC writes take turns). So
-a flow with nothing to do costs one DVC index read, not one `dvc` process per stage. The flow ends by
-publishing Markdown artifacts with metrics, claims and the audit.
+`icml25 flow <paper>` runs it without a server: Prefect's API app runs in a process forked at the start
+(`flows.embedded_api`), or the run reports to `PREFECT_API_URL` when that is set. The flow asks DVC, in-process,
+whether each stage would run (`StageChecker`: DVC's own `Stage.changed()`); a stage with nothing to do is logged
+as skipped by its task, and one that would run goes through `dvc repro --single-item <stage>`, which writes
+`dvc.lock` (a workspace lock makes DVC writes take turns). So a flow with nothing to do costs one DVC index
+read, not one `dvc` process per stage. `icml25 flow` makes that read in a forked process while this one imports
+and starts Prefect (`plan_in_background`); the plan holds until the first stage runs, after which every stage
+is checked just before its task. The flow ends by publishing Markdown artifacts with metrics, claims and the
+audit.
 """
 
 from __future__ import annotations
 
 import json
+from concurrent.futures import Future
 from pathlib import Path
 
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
 
-from flows.embedded_api import embedded_api
+from flows.embedded_api import ForkedApi, embedded_api
 from stages.core.dvc_cli import run_dvc
-from stages.core.dvc_graph import StageChecker
+from stages.core.dvc_graph import PaperPlan, StageChecker
 from stages.platform.audit import audit_markdown, audit_record
 
 LOG_TAIL_LINES = 40
+# plans made by `run_paper_flow`'s caller before Prefect started, by paper and workspace
+_PLANS: dict[tuple[str, str], Future[PaperPlan]] = {}
 
 
 @task(name="dvc-stage", retries=0)
@@ -83,13 +88,19 @@ def paper_flow(paper: str, workspace: str = ".", force: bool = False) -> list[st
     """Run every stage of `paper` (and the stages it depends on) through DVC, then publish results."""
     logger = get_run_logger()
     checker = StageChecker(workspace)
-    stages = checker.paper_stages(paper)
-    logger.info("stages in order: %s", ", ".join(stages))
-    finished = []
-    for stage in stages:
-        current = not force and checker.is_current(stage)
+    plan = _planned(paper, workspace, checker)
+    logger.info("stages in order: %s", ", ".join(plan.stages))
+    finished, ran = [], False
+    for stage in plan.stages:
+        if force:
+            current = False
+        elif ran:  # an upstream run may have changed this stage's inputs: ask DVC again
+            current = checker.is_current(stage)
+        else:
+            current = stage in plan.current
         finished.append(run_dvc_stage.with_options(name=stage)(stage, workspace, force, current))
         if not current:
+            ran = True
             checker.refresh()  # the run rewrote dvc.lock
     create_markdown_artifact(
         key=f"{paper.replace('_', '-')}-results",
@@ -104,11 +115,36 @@ def paper_flow(paper: str, workspace: str = ".", force: bool = False) -> list[st
     return finished
 
 
-def run_paper_flow(paper: str, workspace: str = ".", force: bool = False) -> list[str]:
+def _planned(paper: str, workspace: str, checker: StageChecker) -> PaperPlan:
+    """The plan made before Prefect started, if there is one and `dvc.yaml`/`dvc.lock` still read the same; else
+    one made now."""
+    pending = _PLANS.pop((paper, workspace), None)
+    if pending is not None:
+        plan = pending.result()
+        if checker.still_reads(plan):
+            return plan
+    return checker.plan(paper)
+
+
+def run_paper_flow(
+    paper: str,
+    workspace: str = ".",
+    force: bool = False,
+    plan: Future[PaperPlan] | None = None,
+    api: ForkedApi | None = None,
+) -> list[str]:
     """Validate the paper id and run its flow: against PREFECT_API_URL when set, else against Prefect's server app
-    in a thread of this process (`flows.embedded_api`)."""
+    (`flows.embedded_api`): `api` when given, else one in a thread of this process. `plan` and `api` are started
+    before Prefect is imported (`stages.core.dvc_graph.plan_in_background`, `flows.embedded_api.start_embedded_api`),
+    so that they run on the other core meanwhile."""
     from stages.papers.registry import load_paper
 
     load_paper(paper)
-    with embedded_api():
-        return paper_flow(paper=paper, workspace=str(Path(workspace).resolve()), force=force)
+    workspace = str(Path(workspace).resolve())
+    if plan is not None:
+        _PLANS[(paper, workspace)] = plan
+    try:
+        with embedded_api(api):
+            return paper_flow(paper=paper, workspace=workspace, force=force)
+    finally:
+        _PLANS.pop((paper, workspace), None)

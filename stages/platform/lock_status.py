@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from stages.core.dvc_cli import OFFLINE_ENV
+from stages.core.dvc_graph import params_read_once
 from stages.core.git import git_output
 from stages.platform.dvc_yaml import GATE_STAGE
 
@@ -100,7 +101,7 @@ def lock_status(root: str | Path = ".") -> list[StageStatus]:
         os.environ.setdefault(key, value)
     tracked = tracked_files(root)
     locked = _read_lock(root)
-    with Repo(str(root)) as repo:
+    with Repo(str(root)) as repo, params_read_once():
         graph = repo.index.graph
         stages = {stage.name: stage for stage in repo.index.stages}
         statuses = {

@@ -1,8 +1,11 @@
-"""Reading a paper's upstream stages out of a dvc.lock (what an audit of an experiment needs)."""
+"""Reading a paper's upstream stages out of a dvc.lock (what an audit of an experiment needs), and DVC's params
+files parsed once per check session."""
 
 from __future__ import annotations
 
-from stages.core.dvc_graph import locked_paper_stages
+import os
+
+from stages.core.dvc_graph import locked_paper_stages, params_read_once
 
 
 def stage(deps=(), outs=()):
@@ -19,3 +22,28 @@ def test_lock_stages_follow_the_deps_that_ran():
         "other-prepare": stage(["data/raw/images/table.parquet"], ["data/other/pool.parquet"]),
     }
     assert locked_paper_stages(lock, "paper") == ["data-text", "paper-prepare", "paper-train", "paper-claims"]
+
+
+def test_params_file_is_parsed_once_per_version(tmp_path, monkeypatch):
+    from dvc.dependency import param
+    from dvc.fs import LocalFileSystem
+
+    path = tmp_path / "params.yaml"
+    path.write_text("a: {b: 1, c: 2}\n")
+    parsed = []
+    original = param.load_path
+    monkeypatch.setattr(
+        param, "load_path", lambda *args, **kwargs: parsed.append(1) or original(*args, **kwargs)
+    )
+    counting = param.load_path
+    fs = LocalFileSystem()
+    with params_read_once():
+        first = [param.read_param_file(fs, str(path), ["a.b"], flatten=True) for _ in range(5)]
+        path.write_text("a: {b: 10, c: 2}\n")
+        os.utime(path, ns=(1, 1))  # another version of the file: read again
+        changed = param.read_param_file(fs, str(path), ["a.b"], flatten=True)
+    assert first == [{"a.b": 1}] * 5 and changed == {"a.b": 10}
+    assert len(parsed) == 2
+    assert param.load_path is counting  # the patch is undone on exit: every read parses again
+    param.read_param_file(fs, str(path), ["a.b"], flatten=True)
+    assert len(parsed) == 3
