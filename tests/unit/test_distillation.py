@@ -12,7 +12,13 @@ from stages.datasets.modelnet import load_h5_folder, load_modelnet, load_off_fol
 from stages.datasets.point_clouds import point_cloud_schema, synthetic_shapes, to_table
 from stages.methods.distillation.distill import DistillOptions, distill, random_subset
 from stages.methods.distillation.generator import PointGenerator
-from stages.methods.distillation.matching import class_gradients, gradient_match, layer_distance, match_loss
+from stages.methods.distillation.matching import (
+    batched_gradient_match,
+    class_gradients,
+    gradient_match,
+    layer_distance,
+    match_loss,
+)
 from stages.methods.distillation.own_data import DistillRequest, distill_files, read_cloud_table
 from stages.methods.distillation.pointnet import PointNet, instance_norm
 from stages.methods.distillation.rotator import canonical, chamfer, eigengaps, sign_flip, uniform_rotations
@@ -82,6 +88,21 @@ def test_matching_loss_zero_for_identical_batches_and_positive_otherwise():
         match_loss([torch.ones(2, 2)], [])
 
 
+@pytest.mark.parametrize("flip", [None, 1.0])
+def test_batched_matching_equals_the_class_loop_in_value_and_gradient(flip):
+    torch.manual_seed(0)
+    net = PointNet(3, (8, 16), flip)
+    real = torch.randn(3, 4, 20, 3)
+    source = torch.randn(3, 2, 20, 3, requires_grad=True)
+    synthetic = torch.tanh(source)
+    looped = sum(gradient_match(net, real[c], synthetic[c], c) for c in range(3))
+    batched = batched_gradient_match(net, real, synthetic)
+    assert torch.allclose(looped, batched, rtol=1e-5)
+    (a,) = torch.autograd.grad(looped, [source], retain_graph=True)
+    (b,) = torch.autograd.grad(batched, [source])
+    assert torch.allclose(a, b, rtol=1e-4, atol=1e-6 * float(a.abs().max()))
+
+
 def test_instance_norm_matches_torch():
     x = torch.randn(3, 5, 40)
     assert torch.allclose(instance_norm(x), torch.nn.functional.instance_norm(x), atol=1e-5)
@@ -100,6 +121,26 @@ def test_distill_is_deterministic_and_both_syntheses_run():
     xyz = distill(clouds, labels, DistillOptions(**{**options.__dict__, "synthesis": "xyz", "cpc": 2}), 3)
     assert xyz.clouds(32, 0).shape == (4, 32, 3) and list(xyz.labels) == [0, 0, 1, 1]
     assert sorted(labels[random_subset(labels, 2, 0)].tolist()) == [0, 0, 1, 1]
+
+
+def test_every_generator_parameter_learns_and_snapshots_leave_the_run_unchanged():
+    clouds = anisotropic_clouds(12, 64).astype(np.float32)
+    labels = np.repeat([0, 1], 6)
+    options = DistillOptions(
+        iterations=3, outer_loop=2, inner_loop=1, batch_real=4, points=32, widths=(8, 16), hidden=16
+    )
+    torch.manual_seed(3)
+    initial = PointGenerator(2, 16, 2, 100.0).state_dict()  # distill seeds torch with 3 before building it
+    seen: dict[int, np.ndarray] = {}
+
+    def snapshot(iteration, result):
+        seen[iteration] = result.clouds(20, 0)
+
+    watched, plain = distill(clouds, labels, options, 3, snapshot), distill(clouds, labels, options, 3)
+    assert sorted(seen) == [0, 1, 2] and np.array_equal(seen[2], plain.clouds(20, 0))
+    assert np.array_equal(watched.clouds(20, 0), plain.clouds(20, 0)) and watched.losses == plain.losses
+    trained = plain.generator.state_dict()
+    assert all(not torch.equal(initial[name], trained[name]) for name in initial), "a parameter never moved"
 
 
 def test_shapes_table_validates(tmp_path):

@@ -19,7 +19,7 @@ from torch import nn
 
 from stages.core.progress import progress
 from stages.methods.distillation.generator import PointGenerator
-from stages.methods.distillation.matching import gradient_match
+from stages.methods.distillation.matching import batched_gradient_match, gradient_match
 from stages.methods.distillation.pointnet import PointNet
 from stages.methods.distillation.rotator import normalise_unit_sphere
 
@@ -78,7 +78,7 @@ class Distilled:
 
 
 class SavedBytes:
-    """Counts the bytes of the tensors autograd saves for backward while active."""
+    """Counts the bytes of the tensors autograd saves for backward while active (class-by-class matching)."""
 
     def __init__(self) -> None:
         self.total = 0
@@ -129,9 +129,12 @@ def distill(
     labels: np.ndarray,
     options: DistillOptions,
     seed: int,
-    on_iteration: Callable[[int, float], None] | None = None,
+    on_iteration: Callable[[int, Distilled], None] | None = None,
 ) -> Distilled:
-    """Distil (clouds, labels) into `cpc` synthetic clouds per class (deterministic for a seed)."""
+    """Distil (clouds, labels) into `cpc` synthetic clouds per class (deterministic for a seed).
+
+    `on_iteration(i, result)` runs after iteration i (0-based) with the live result, e.g. to draw a snapshot
+    of the set with `result.clouds` (which consumes no randomness of the distillation)."""
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     noise = torch.Generator().manual_seed(seed + 1)
@@ -164,16 +167,13 @@ def distill(
         )
         total = 0.0
         for outer in range(options.outer_loop):
-            counter = SavedBytes()
-            with counter.hooks():
-                loss = torch.zeros(())
-                for c, rows in enumerate(by_class):
-                    indices = torch.arange(c * options.cpc, (c + 1) * options.cpc)
-                    loss = loss + gradient_match(
-                        net, real_batch(clouds, rows, options, rng), synthetic(indices), c
-                    )
-            if iteration == 0 and outer == 0:
+            if iteration == 0 and outer == 0:  # torch.func refuses saved-tensor hooks: measure the loop
+                counter = SavedBytes()
+                with counter.hooks():
+                    loss = matching_loss(net, clouds, by_class, synthetic, options, rng, batched=False)
                 result.saved_bytes = counter.total
+            else:
+                loss = matching_loss(net, clouds, by_class, synthetic, options, rng)
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
@@ -193,10 +193,34 @@ def distill(
         schedule.step()
         result.losses.append(total / (classes * options.outer_loop))
         if on_iteration is not None:
-            on_iteration(iteration, result.losses[-1])
+            on_iteration(iteration, result)
     if coordinates is not None:
         result.coordinates = coordinates.detach()
     return result
+
+
+def matching_loss(
+    net: nn.Module,
+    clouds: np.ndarray,
+    by_class: list[np.ndarray],
+    synthetic: Callable[[torch.Tensor], torch.Tensor],
+    options: DistillOptions,
+    rng: np.random.Generator,
+    batched: bool = True,
+) -> torch.Tensor:
+    """The summed per-class matching loss of one outer step: vectorised over classes when `batched` and every
+    class fills `batch_real`, else class by class (the same value)."""
+    real = [real_batch(clouds, rows, options, rng) for rows in by_class]
+    if not batched or len({len(batch) for batch in real}) > 1:
+        loss = torch.zeros(())
+        for c, batch in enumerate(real):
+            indices = torch.arange(c * options.cpc, (c + 1) * options.cpc)
+            loss = loss + gradient_match(net, batch, synthetic(indices), c)
+        return loss
+    drawn = synthetic(torch.arange(len(real) * options.cpc))
+    return batched_gradient_match(
+        net, torch.stack(real), drawn.reshape(len(real), options.cpc, *drawn.shape[1:])
+    )
 
 
 def train_epochs(

@@ -70,3 +70,31 @@ def line_png(
     axis.set_ylabel(y_label)
     axis.set_title(title)
     save_figure(figure, path)
+
+
+def curves_png(
+    series: Mapping[str, tuple[Sequence[float], Sequence[float], Sequence[float]]],
+    levels: Mapping[str, float],
+    path: str | Path,
+    title: str,
+    marker: float | None = None,
+) -> None:
+    """OA vs distillation iterations: one line per series (x, mean, sd as a band), a dashed line per
+    reference level (random real, full data) and a dotted vertical line at `marker` (the default's count)."""
+    figure, axis = new_figure()
+    for name, (xs, ys, sds) in series.items():
+        x, y, sd = np.asarray(xs), np.asarray(ys), np.asarray(sds)
+        axis.plot(x, y, marker="o", label=name)
+        axis.fill_between(x, y - sd, y + sd, alpha=0.2)
+    for name, level in levels.items():
+        axis.axhline(
+            level, linestyle="--", linewidth=1, label=name, color="grey" if "full" in name else "black"
+        )
+    if marker is not None:
+        axis.axvline(marker, linestyle=":", color="red", label="default iterations")
+    axis.set_xscale("log")
+    axis.set_xlabel("distillation iterations (fresh networks)")
+    axis.set_ylabel("test OA (%)")
+    axis.set_title(title)
+    axis.legend(fontsize=7)
+    save_figure(figure, path)

@@ -1,5 +1,5 @@
-"""Step `dd3d-figures`: distilled clouds beside real ones per class, OA per method and setting, memory by
-resolution, the OA table (metrics.json) and the DVC plot data."""
+"""Step `dd3d-figures`: distilled clouds beside real ones per class, OA per method and setting, OA vs
+distillation iterations, memory by resolution, the OA table and the curve (metrics.json), the DVC plot data."""
 
 from __future__ import annotations
 
@@ -10,19 +10,64 @@ from stages.core.context import StepContext
 from stages.core.io import read_parquet
 from stages.core.metrics import write_metrics, write_plot_data
 from stages.datasets.point_clouds import SHAPES
-from stages.methods.distillation.figures import bars_png, line_png, scatter_grid_png
+from stages.methods.distillation.figures import bars_png, curves_png, line_png, scatter_grid_png
 from stages.papers.dd3d.params import DD3DParams
-from stages.papers.dd3d.runs import ROTATOR, setting_arrays
+from stages.papers.dd3d.runs import LONG, ROTATOR, iterations, setting_arrays
 
 
 def oa_table(results: pl.DataFrame) -> pl.DataFrame:
-    """Mean and standard deviation over seeds of final and max OA per run."""
-    return results.group_by("run", "method", "setting", "cpc", "distil_points", maintain_order=True).agg(
-        pl.col("final_oa").mean().alias("final_oa"),
-        pl.col("final_oa").std().alias("final_oa_sd"),
-        pl.col("max_oa").mean().alias("max_oa"),
-        pl.len().alias("seeds"),
+    """Mean and standard deviation over seeds of final and max OA per run (each set at its last iteration)."""
+    return (
+        results.filter("final")
+        .group_by("run", "method", "setting", "cpc", "distil_points", maintain_order=True)
+        .agg(
+            pl.col("final_oa").mean().alias("final_oa"),
+            pl.col("final_oa").std().alias("final_oa_sd"),
+            pl.col("max_oa").mean().alias("max_oa"),
+            pl.len().alias("seeds"),
+        )
     )
+
+
+def oa_curve(results: pl.DataFrame, points: int) -> pl.DataFrame:
+    """OA vs iterations of the so3_rotator cpc 1 distillations at `points`: mean, sd and seeds per method."""
+    return (
+        results.filter(
+            (pl.col("setting") == ROTATOR)
+            & (pl.col("cpc") == 1)
+            & (pl.col("distil_points") == points)
+            & (pl.col("iteration") > 0)
+        )
+        .group_by("method", "iteration")
+        .agg(
+            pl.col("final_oa").mean().alias("oa"),
+            pl.col("final_oa").std().fill_null(0.0).alias("oa_sd"),
+            pl.col("final_oa").alias("per_seed"),
+        )
+        .sort("method", "iteration")
+    )
+
+
+def curve_figure(results: pl.DataFrame, params: DD3DParams, path) -> pl.DataFrame:
+    """The OA-vs-iterations figure (DD3D, DD3D's long run, fixed-xyz DC; random real and full data as levels)."""
+    curve = oa_curve(results, params.grid.distill.points)
+    names = {"dd3d": "DD3D (all seeds)", LONG: "DD3D, long run (first seed)", "dc_xyz": "fixed-xyz DC"}
+    series = {
+        names[method]: (rows["iteration"].to_list(), rows["oa"].to_list(), rows["oa_sd"].to_list())
+        for method in names
+        if (rows := curve.filter(pl.col("method") == method)).height
+    }
+    levels = {}
+    for method, cpc, label in (("random", 1, "random real, cpc 1"), ("full", 0, "full data")):
+        chosen = results.filter(
+            (pl.col("method") == method) & (pl.col("setting") == ROTATOR) & (pl.col("cpc") == cpc)
+        )
+        if chosen.height:
+            levels[label] = float(chosen["final_oa"].mean())
+    curves_png(
+        series, levels, path, "so3_rotator, cpc 1: OA vs iterations (mean ± sd)", iterations(params, 1)
+    )
+    return curve
 
 
 def first_per_class(clouds: np.ndarray, labels: np.ndarray) -> list[np.ndarray]:
@@ -63,6 +108,7 @@ def run(ctx: StepContext) -> None:
         )
         groups.setdefault(group, {})[row["method"]] = (row["final_oa"], row["final_oa_sd"] or 0.0)
     bars_png(groups, folder / "oa_by_method.png", "Final-epoch test OA (mean ± sd over seeds)", "OA (%)")
+    curve = curve_figure(results, params, folder / "oa_vs_iterations.png")
     memory = (
         log.filter(
             (pl.col("method") == "dd3d")
@@ -88,6 +134,13 @@ def run(ctx: StepContext) -> None:
             "oa": {
                 row["run"]: {"final": round(row["final_oa"], 2), "max": round(row["max_oa"], 2)}
                 for row in summary.iter_rows(named=True)
+            },
+            "oa_vs_iterations": {
+                f"{row['method']}@{row['iteration']}": {
+                    "mean": round(row["oa"], 2),
+                    "per_seed": [round(v, 2) for v in row["per_seed"]],
+                }
+                for row in curve.iter_rows(named=True)
             },
             "saved_mib_by_points": {
                 str(row["distil_points"]): round(row["saved_mib"], 3) for row in memory.iter_rows(named=True)
