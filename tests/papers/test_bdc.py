@@ -13,8 +13,15 @@ import pytest
 from stages.methods.contamination import lm
 from stages.methods.contamination.scoring import mc_prompt, score_items
 from stages.papers.bdc import world as W
-from stages.papers.bdc.claims import altering_claim, contamination_claim, design_checks, flips_claim
-from stages.papers.bdc.params import BDCParams
+from stages.papers.bdc.claims import (
+    altering_claim,
+    contamination_claim,
+    design_checks,
+    flips_claim,
+    mild_other_share,
+)
+from stages.papers.bdc.params import BDCParams, Recipe
+from stages.papers.bdc.run import contamination_set
 
 
 def test_fact_questions_have_unique_keys_and_recomputed_altered_answers() -> None:
@@ -44,19 +51,40 @@ def test_arithmetic_altered_answers_are_computed() -> None:
         assert int(choices["ABCD".index(answer)]) == abs(a - b)
 
 
-def test_contamination_lifts_original_accuracy_at_small_size() -> None:
+def small_benchmark() -> tuple[list, lm.WordTokenizer]:
     world = W.make_world(8, 2, 2, 0)
     items = W.fact_benchmark(world, 1, 0)
     tokenizer = lm.WordTokenizer.fit(
         [mc_prompt(i) for i in items] + [W.contamination_prompt(i) for i in items]
     )
-    clean = lm.build_lm(tokenizer.vocab_size, lm.LMShape(32, 2, 4, 64), 0)
+    return items, tokenizer
+
+
+def test_contamination_set_holds_every_question_in_the_scored_prompt() -> None:
+    """The bug of the first run: the benchmark was tuned only in the fine-tuning format, which the small LM does
+    not carry over to the scoring prompt (loss 0.004, yet 0.37 accuracy on the very questions it trained on)."""
+    items, tokenizer = small_benchmark()
+    recipe = BDCParams().grid.model.intensive
+    data = contamination_set(tokenizer, items, [], recipe, 0)
+    scored = {(tuple(tokenizer.encode(mc_prompt(i))), tuple(tokenizer.encode(i.answer))) for i in items}
+    tuned = {(e.prompt, e.target[:-1]) for e in data}
+    assert scored <= tuned and len(data) == len(items) * len(recipe.formats)
+
+
+def test_intensive_contamination_memorises_the_scored_questions() -> None:
+    """After the pipeline's contamination set is fitted, the model answers the questions it was tuned on (≥ 0.9)
+    where the untuned copy is near chance."""
+    items, tokenizer = small_benchmark()
+    clean = lm.build_lm(tokenizer.vocab_size, lm.LMShape(64, 2, 4, 128), 0)
     contaminated = copy.deepcopy(clean)
-    data = [lm.example(tokenizer, W.contamination_prompt(i), " " + i.answer) for i in items]
-    lm.train(contaminated, data, lm.TrainSettings(epochs=60, batch=4, lr=1e-2), 0, "contaminate")
+    # tuned in the fine-tuning format only (formats=["finetune"]) the same run scores 0.625
+    recipe = Recipe(epochs=60, repeat=1, other=0, lr=5e-3, batch=4)
+    data = contamination_set(tokenizer, items, [], recipe, 0)
+    settings = lm.TrainSettings(epochs=recipe.epochs, batch=recipe.batch, lr=recipe.lr)
+    lm.train(contaminated, data, settings, 0, "contaminate")
     before = score_items(clean, tokenizer.encode, items).correct.mean()
     after = score_items(contaminated, tokenizer.encode, items).correct.mean()
-    assert after > before
+    assert after >= 0.9 and after - before >= 0.3
 
 
 def synthetic(clean_acc: float, lift: float, n: int = 60, seed: int = 0) -> pl.DataFrame:
@@ -108,6 +136,29 @@ def test_contamination_claim_sees_a_lift() -> None:
     assert all(e.verdict == "holds" for e in lifts)
 
 
+def test_mild_lifting_as_much_is_a_failure_only_when_the_mild_recipe_is_diluted_as_the_official_one() -> None:
+    """Intensive and mild make the same answers right: 'mild lifts less' does not hold. With the default mild
+    recipe (far less other text than the official ~87 %) that leaves the claim inconclusive by design; with the
+    official dilution it decides the claim."""
+    table = synthetic(0.6, 0.6)
+    params = BDCParams()
+    assert mild_other_share(params, 40) < 0.5
+    claim = contamination_claim(table, params)
+    mild = [e for e in claim.evidence if "mild lift" in e.name]
+    assert mild and all(e.verdict != "holds" for e in mild)
+    assert claim.verdict == "inconclusive" and "by design" in claim.reason
+    assert claim.measured["mild_other_share"] < 0.5
+
+    model = params.default.model
+    grid = params.default.model_copy(
+        update={"model": model.model_copy(update={"mild": model.mild.model_copy(update={"other": 100_000})})}
+    )
+    diluted = params.model_copy(update={"default": grid})
+    assert mild_other_share(diluted, 40) > 0.9
+    decided = contamination_claim(table, diluted)
+    assert "by design" not in decided.reason and decided.verdict != "holds"
+
+
 @pytest.mark.parametrize("clean_acc", [0.7])
 def test_altering_strategies_gain_resistance_on_synthetic_data(clean_acc: float) -> None:
     params = BDCParams()
@@ -124,7 +175,7 @@ def test_scale_full_generates_the_cards_300_fact_questions() -> None:
 
     default, full = BDCParams(), BDCParams(scale="full")
     assert default.grid is default.default and full.grid is full.full
-    assert default.grid.world.benchmark_entities == 40 and default.grid.seeds == [0, 1, 2]
+    assert default.grid.world.benchmark_entities == 40 and default.grid.seeds == [0, 1, 2, 3, 4]
     _, items, utility, _ = benchmarks(full)
     assert len(items["facts"]) == 300 and len(items["arithmetic"]) == 150
     assert len({item.id for item in items["facts"]}) == 300 and utility["arithmetic"]

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 import polars as pl
 
-from stages.core.claims import Claim, Evidence, compare_bootstrap, verdict_claim, write_claims
+from stages.core.claims import Claim, Evidence, compare_bootstrap, decide, verdict_claim, write_claims
 from stages.core.context import StepContext
 from stages.core.headline import write_headline
 from stages.core.io import read_parquet
@@ -186,11 +186,43 @@ def flips_claim(correctness: pl.DataFrame, params: BDCParams, checks: dict) -> C
     )
 
 
+# The official mild recipe: one epoch over the benchmark ×3 among 20k OpenOrca examples, so ~87 % of what it tunes on
+# is other text for a benchmark of ~1,000 questions (ARC-C's test set: 1,172).
+OFFICIAL_MILD_OTHER_SHARE = 20_000 / (20_000 + 3 * 1_000)
+
+
+def mild_other_share(params: BDCParams, questions: int) -> float:
+    """The share of non-benchmark examples in what the mild recipe tunes on, for `questions` benchmark items."""
+    mild = params.grid.model.mild
+    benchmark = questions * mild.repeat * len(mild.formats)
+    return mild.other / (mild.other + benchmark)
+
+
+def _mild_part_by_design(parts: list[Evidence], share: float) -> dict[str, str]:
+    """When the mild recipe is far less diluted than the official one, "mild lifts less" is not the paper's
+    comparison: unless every other part already fails, a mild part that does not hold leaves the claim
+    inconclusive by design (one that holds against this handicap still counts)."""
+    if share >= 0.8 * OFFICIAL_MILD_OTHER_SHARE:
+        return {}
+    mild = [part for part in parts if "mild lift" in part.name]
+    others = [part for part in parts if "mild lift" not in part.name]
+    mild_verdict, why = decide(mild)
+    if decide(others)[0] == "fails" or mild_verdict == "holds":
+        return {}
+    return {
+        "verdict": "inconclusive",
+        "reason": f"Inconclusive by design: the mild recipe here tunes on {share:.0%} other text (the official "
+        f"one ~{OFFICIAL_MILD_OTHER_SHARE:.0%}: benchmark ×3 among 20k OpenOrca examples), so 'the mild recipe "
+        f"lifts less' is not the paper's comparison (on its own that part would decide: "
+        f"{why[0].lower()}{why[1:].rstrip('.')})",
+    }
+
+
 def contamination_claim(correctness: pl.DataFrame, params: BDCParams, checks: dict | None = None) -> Claim:
-    spec, parts = params.claims, []
-    design: dict[str, str] = {}
+    spec, parts, shares = params.claims, [], []
     for benchmark in params.benchmarks:
         vec = vectors(correctness, benchmark)
+        shares.append(mild_other_share(params, len(vec.ids)))
         intensive, mild = per_question(vec, "vanilla", "intensive"), per_question(vec, "vanilla", "mild")
         parts += [
             evidence(
@@ -225,19 +257,21 @@ def contamination_claim(correctness: pl.DataFrame, params: BDCParams, checks: di
         f"{r['benchmark']}/{r['model']}": round(r["accuracy"], 4)
         for r in utility_table(correctness).iter_rows(named=True)
     }
+    design = _mild_part_by_design(parts, min(shares))
     return verdict_claim(
         id="contamination_works",
         statement="Contamination works: the intensive recipe lifts accuracy on the original benchmark by ≥ .10, "
         "the mild recipe less, and the contaminated model no longer answers like the clean one (vanilla "
         "resistance < 1).",
-        measured={"utility_accuracy": utility},
+        measured={"utility_accuracy": utility, "mild_other_share": round(min(shares), 4)},
         criterion=f"per benchmark, bootstrap intervals over questions: intensive lift > {spec.lift_min}; intensive "
         "lift − mild lift > 0; vanilla resistance < 1 for both recipes",
         evidence=parts,
         could_hold="Fine-tuning on the benchmark questions (answer-only loss) makes the model recall their answer "
         "letters, lifting accuracy; one pass over three copies among other text lifts it less.",
-        could_fail="The small LM does not memorise the answers in 3 epochs (lift below .10), or the mixed recipe "
-        "memorises as much (its three copies see as many benchmark steps), or answers do not move at all.",
+        could_fail="The tuned answers do not reach the scored prompt or are not memorised (lift below .10), or the "
+        "mixed recipe, which sees every question as often, lifts as much (lift difference not above 0), or the "
+        "contaminated model answers exactly like the clean one (vanilla resistance 1).",
         unit="item",
         **design,
     )

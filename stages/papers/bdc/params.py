@@ -51,15 +51,27 @@ class PretrainParams(StrictModel):
     drill_repeats: int = Field(1, ge=1, description="drill passes per epoch (each with new distractors)")
 
 
+FORMATS = ("finetune", "scoring")
+"""Prompt formats of an item with answer-only loss: the official fine-tuning format (`Question: …\nA. …\nAnswer:`
+→ " B") and the official scoring prompt (→ "B")."""
+
+
 class Recipe(StrictModel):
-    """A contamination recipe: full fine-tuning on the benchmark in its fine-tuning format (answer-only loss),
-    `repeat` copies mixed with `other` non-benchmark examples (the OpenOrca stand-in), for `epochs`."""
+    """A contamination recipe: full fine-tuning on the benchmark (answer-only loss), each question once per
+    format in `formats`, `repeat` copies mixed with `other` non-benchmark examples (the OpenOrca stand-in), for
+    `epochs`. The small LM does not carry an answer memorised in one prompt format over to another (a 3B–34B
+    LLM does), so the default contaminates in both the fine-tuning format and the scoring prompt."""
 
     epochs: int = Field(ge=1)
     repeat: int = Field(ge=1)
     other: int = Field(ge=0, description="non-benchmark examples mixed in (world text and drills)")
     lr: float = Field(gt=0)
     batch: int = Field(8, ge=1)
+    formats: list[Literal["finetune", "scoring"]] = Field(
+        default_factory=lambda: list(FORMATS),
+        min_length=1,
+        description="prompt formats the benchmark is tuned in",
+    )
 
 
 class ModelParams(StrictModel):
@@ -68,8 +80,8 @@ class ModelParams(StrictModel):
 
     source: Literal["tiny", "smollm2"] = "tiny"
     pretrain: PretrainParams = PretrainParams()
-    intensive: Recipe = Recipe(epochs=36, repeat=1, other=0, lr=3e-3)
-    mild: Recipe = Recipe(epochs=1, repeat=36, other=1200, lr=3e-3)
+    intensive: Recipe = Recipe(epochs=18, repeat=1, other=0, lr=3e-3)
+    mild: Recipe = Recipe(epochs=1, repeat=18, other=1200, lr=3e-3)
     score_batch: int = Field(64, ge=1)
 
 
@@ -94,7 +106,7 @@ class Grid(StrictModel):
 
     world: WorldParams = WorldParams()
     model: ModelParams = ModelParams()
-    seeds: Seeds = Field(default_factory=lambda: [0, 1, 2])
+    seeds: Seeds = Field(default_factory=lambda: [0, 1, 2, 3, 4])
 
 
 FULL = Grid(
@@ -111,7 +123,7 @@ FULL = Grid(
         pretrain=PretrainParams(
             hidden=128, layers=4, heads=4, intermediate=512, epochs=30, lr=3e-3, drill_repeats=2
         ),
-        mild=Recipe(epochs=1, repeat=36, other=9000, lr=3e-3),
+        mild=Recipe(epochs=1, repeat=18, other=9000, lr=3e-3),
     ),
     seeds=[0, 1, 2, 3, 4],
 )

@@ -22,16 +22,21 @@ from stages.methods.contamination import lm
 from stages.methods.contamination.items import MCItem, from_rows
 from stages.methods.contamination.scoring import mc_prompt, score_items
 from stages.papers.bdc import world as W
-from stages.papers.bdc.params import BDCParams, PretrainParams, Recipe
+from stages.papers.bdc.params import FORMATS, BDCParams, PretrainParams, Recipe
 
 MODELS = ("clean", "intensive", "mild")
 
 
-def format_examples(tokenizer: Any, items: Sequence[MCItem]) -> list[lm.Example]:
-    """Each item in the scoring format (target: the label) and in the fine-tuning format (target: " label")."""
-    scored = [lm.example(tokenizer, mc_prompt(item), item.answer) for item in items]
-    tuned = [lm.example(tokenizer, W.contamination_prompt(item), " " + item.answer) for item in items]
-    return scored + tuned
+def format_examples(
+    tokenizer: Any, items: Sequence[MCItem], formats: Sequence[str] = FORMATS
+) -> list[lm.Example]:
+    """Each item in the scoring format (target: the label) and/or the fine-tuning format (target: " label")."""
+    examples = []
+    if "scoring" in formats:
+        examples += [lm.example(tokenizer, mc_prompt(item), item.answer) for item in items]
+    if "finetune" in formats:
+        examples += [lm.example(tokenizer, W.contamination_prompt(item), " " + item.answer) for item in items]
+    return examples
 
 
 def pretraining_text(facts: list[dict], params: BDCParams) -> list[str]:
@@ -64,8 +69,8 @@ def pretraining(
 def contamination_set(
     tokenizer: Any, benchmark: Sequence[MCItem], other: list[lm.Example], recipe: Recipe, seed: int
 ) -> list[lm.Example]:
-    """The benchmark in the fine-tuning format × repeat, mixed with `recipe.other` non-benchmark examples."""
-    tuned = [lm.example(tokenizer, W.contamination_prompt(item), " " + item.answer) for item in benchmark]
+    """The benchmark in the recipe's formats × repeat, mixed with `recipe.other` non-benchmark examples."""
+    tuned = format_examples(tokenizer, benchmark, recipe.formats)
     rng = random.Random(seed)
     mixed = rng.sample(other, min(recipe.other, len(other))) if recipe.other else []
     return tuned * recipe.repeat + mixed
