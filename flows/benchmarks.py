@@ -47,13 +47,10 @@ def _command(args: list[str], workspace: Path, env: dict[str, str]):
 @contextlib.contextmanager
 def running_server(workspace: Path) -> Iterator[str]:
     """A Prefect server (`icml25 serve`'s settings) on a free 127.0.0.1 port for the duration; yields its API URL."""
-    import socket
-
+    from flows.embedded_api import free_port
     from flows.serve import api_url, start_server, stop_processes, wait_for_server
 
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     process = start_server(port, workspace)
     try:
         wait_for_server(port, process)

@@ -56,10 +56,11 @@ def _flow(args: argparse.Namespace) -> None:
 
     load_paper(args.paper)  # an unknown id is told before Prefect is imported
     workspace = str(Path(args.workspace).resolve())
-    # Prefect's API app and DVC's plan start in forked processes (before any thread exists) and run on the other
-    # core while this process imports Prefect
+    # Prefect's API app starts in a forked process (before any thread exists) and imports the server on the other
+    # core while this process imports Prefect and then asks DVC for its plan; with a server already running, the
+    # plan is what runs on the other core
     api = start_embedded_api()
-    plan = None if args.force else plan_in_background(args.paper, workspace)
+    plan = None if args.force or api is not None else plan_in_background(args.paper, workspace)
     from flows.paper_flow import run_paper_flow
 
     run_paper_flow(args.paper, workspace=workspace, force=args.force, plan=plan, api=api)

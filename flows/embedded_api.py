@@ -36,7 +36,8 @@ STOP_SECONDS = 10
 logger = logging.getLogger(__name__)
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A port on 127.0.0.1 free now (another process can take it before it is bound: bind with retries)."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
@@ -112,7 +113,7 @@ def start_embedded_api() -> ForkedApi | None:
     Call it before Prefect is imported and before any thread starts: it forks this process."""
     if os.environ.get("PREFECT_API_URL"):
         return None
-    port = _free_port()
+    port = free_port()
     ready_read, ready_write = multiprocessing.Pipe(duplex=False)
     stop_read, stop_write = os.pipe()
     process = multiprocessing.get_context("fork").Process(
@@ -129,7 +130,7 @@ def start_embedded_api() -> ForkedApi | None:
 
 def _start_in_thread(timeout: float):
     """The API app served by uvicorn in a daemon thread on a free 127.0.0.1 port, once it accepts requests."""
-    server = _uvicorn_server(_free_port())
+    server = _uvicorn_server(free_port())
     thread = threading.Thread(target=server.run, name="prefect-embedded-api", daemon=True)
     thread.start()
     deadline = time.monotonic() + timeout

@@ -5,10 +5,10 @@
 whether each stage would run (`StageChecker`: DVC's own `Stage.changed()`); a stage with nothing to do is logged
 as skipped by its task, and one that would run goes through `dvc repro --single-item <stage>`, which writes
 `dvc.lock` (a workspace lock makes DVC writes take turns). So a flow with nothing to do costs one DVC index
-read, not one `dvc` process per stage. `icml25 flow` makes that read in a forked process while this one imports
-and starts Prefect (`plan_in_background`); the plan holds until the first stage runs, after which every stage
-is checked just before its task. The flow ends by publishing Markdown artifacts with metrics, claims and the
-audit.
+read, not one `dvc` process per stage. `icml25 flow` makes that read while the forked API process comes up, or
+with a running server in a forked process while this one imports Prefect (`plan_in_background`); the plan holds
+until the first stage runs, after which every stage is checked just before its task. The flow ends by
+publishing Markdown artifacts with metrics, claims and the audit.
 """
 
 from __future__ import annotations
@@ -134,13 +134,17 @@ def run_paper_flow(
     api: ForkedApi | None = None,
 ) -> list[str]:
     """Validate the paper id and run its flow: against PREFECT_API_URL when set, else against Prefect's server app
-    (`flows.embedded_api`): `api` when given, else one in a thread of this process. `plan` and `api` are started
-    before Prefect is imported (`stages.core.dvc_graph.plan_in_background`, `flows.embedded_api.start_embedded_api`),
-    so that they run on the other core meanwhile."""
+    (`flows.embedded_api`): `api` when given, else one in a thread of this process. `api` and `plan` are started
+    before Prefect is imported (`flows.embedded_api.start_embedded_api`, `stages.core.dvc_graph.plan_in_background`)
+    so that they run on the other core meanwhile; with `api` and no `plan`, the plan is made here while the API
+    comes up."""
     from stages.papers.registry import load_paper
 
     load_paper(paper)
     workspace = str(Path(workspace).resolve())
+    if plan is None and api is not None and not force:
+        plan = Future()  # this process would only wait for the forked API: ask DVC meanwhile
+        plan.set_result(StageChecker(workspace).plan(paper))
     if plan is not None:
         _PLANS[(paper, workspace)] = plan
     try:

@@ -164,7 +164,7 @@ def test_forked_api_that_cannot_bind_reports_not_started(tmp_path, monkeypatch):
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
-        monkeypatch.setattr(embedded_api, "_free_port", lambda: taken.getsockname()[1])
+        monkeypatch.setattr(embedded_api, "free_port", lambda: taken.getsockname()[1])
         api = embedded_api.start_embedded_api()
         started = time.monotonic()
         try:
