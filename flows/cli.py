@@ -52,13 +52,15 @@ def _flow(args: argparse.Namespace) -> None:
 
     from flows.embedded_api import start_embedded_api
     from stages.core.dvc_graph import plan_in_background
-    from stages.papers.registry import load_paper
+    from stages.papers.registry import paper_spec
 
-    load_paper(args.paper)  # an unknown id is told before Prefect is imported
+    paper_spec(
+        args.paper
+    )  # an unknown id is told before anything starts (the paper's module is imported later)
     workspace = str(Path(args.workspace).resolve())
-    # Prefect's API app starts in a forked process (before any thread exists) and imports the server on the other
-    # core while this process imports Prefect and then asks DVC for its plan; with a server already running, the
-    # plan is what runs on the other core
+    # Prefect's API app starts in a forked process (before Prefect, numpy or any library thread is loaded) and
+    # imports the server on the other core while this process imports Prefect and then asks DVC for its plan; with a
+    # server already running, the plan is what runs on the other core
     api = start_embedded_api()
     plan = None if args.force or api is not None else plan_in_background(args.paper, workspace)
     from flows.paper_flow import run_paper_flow

@@ -1,16 +1,17 @@
-"""Prefect's API for a flow run without a server: Prefect's server app served next to the flow, not by a second
-interpreter.
+"""Prefect's API for a flow run without a server: Prefect's server app served by a process forked from the flow's
+(or by a thread of it), not by a freshly started interpreter.
 
-With no `PREFECT_API_URL`, Prefect 3 starts its ephemeral API as a second Python process (`uvicorn
-prefect.server.api.server:create_app`), which imports the whole server again and is polled until it answers:
-about 6–9 s before a flow's first task, longer than a no-op `dvc repro` of a paper. Here the same app
+With no `PREFECT_API_URL`, Prefect 3 starts its ephemeral API as a new Python interpreter (`uvicorn
+prefect.server.api.server:create_app`) once the flow has imported Prefect, and polls it until it answers: about
+6–9 s before a flow's first task, longer than a no-op `dvc repro` of a paper. Here the same app
 (`create_app(ephemeral=True)`: no UI, no background services, the SQLite database in `PREFECT_HOME`) runs either
 
-- in a process forked before Prefect is imported (`start_embedded_api`, what `icml25 flow` does): it imports the
-  server on another core while this process imports Prefect's client and asks DVC for its plan, and it stops
-  when this process closes its end of a pipe (or dies); or
-- in a daemon thread of this process (`embedded_api()` called without a started one, or when the forked one
-  did not come up).
+- in a process forked at the start, before Prefect is imported (`start_embedded_api`, what `icml25 flow` does):
+  no new interpreter starts, it imports the server on the other core while the flow's process imports Prefect's
+  client and asks DVC for its plan, it says on a pipe when it accepts requests, and it stops when the flow's
+  process closes the other pipe (or dies); or
+- in a daemon thread of the flow's process (`embedded_api()` called without a started one, where forking is not
+  safe, or when the forked one did not come up).
 
 A configured `PREFECT_API_URL` (a running `icml25 serve`, Prefect Cloud) is used as it is.
 """
@@ -22,6 +23,7 @@ import logging
 import multiprocessing
 import os
 import socket
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -49,8 +51,21 @@ def _uvicorn_server(port: int) -> Any:
     from prefect.server.api.server import create_app
 
     app = create_app(ephemeral=True, final=True)
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error", lifespan="on")
+    config = uvicorn.Config(
+        app,
+        host="127.0.0.1",
+        port=port,
+        log_level="error",
+        lifespan="on",
+        timeout_graceful_shutdown=STOP_SECONDS // 2,
+    )
     return uvicorn.Server(config)
+
+
+def can_fork() -> bool:
+    """Whether forking this process is safe here: on Linux (Windows has no fork; macOS's system libraries are not
+    fork-safe once loaded, which numpy's Accelerate is)."""
+    return sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
 
 
 @dataclass
@@ -80,38 +95,65 @@ class ForkedApi:
         return False
 
     def stop(self) -> None:
-        """Stop the server (it finishes its requests and shuts the app down) and wait for its process."""
-        with contextlib.suppress(OSError):
-            os.close(self.stop_fd)
-        self.process.join(STOP_SECONDS)
-        if self.process.is_alive():
-            self.process.terminate()
+        """Stop the server (it finishes its requests and shuts the app down) and wait for its process; a server
+        that does not stop in time is terminated, then killed."""
+        self._close_pipe()
+        for signal_it in (None, self.process.terminate, self.process.kill):
+            if signal_it is not None:
+                signal_it()
             self.process.join(STOP_SECONDS)
+            if not self.process.is_alive():
+                break
         self.ready.close()
+
+    def discard(self) -> None:
+        """Kill it at once (it served nothing: a configured `PREFECT_API_URL` is used instead)."""
+        self._close_pipe()
+        self.process.kill()
+        self.process.join()
+        self.ready.close()
+
+    def _close_pipe(self) -> None:
+        if self.stop_fd >= 0:
+            with contextlib.suppress(OSError):
+                os.close(self.stop_fd)
+            self.stop_fd = -1
 
 
 def _serve_until_told(port: int, ready: Connection, stop_read: int, stop_write: int) -> None:
     """The forked process: serve the API on `port`, say so on `ready`, stop at EOF on `stop_read`."""
     os.close(stop_write)  # else this process would hold the pipe open itself and never see EOF
-    server = _uvicorn_server(port)
+    # its own process group: a Ctrl-C in the terminal reaches the flow only; this server stays up until told
+    os.setpgrp()
+    servers: list[Any] = []
 
-    def watch() -> None:
-        while not server.started and not server.should_exit:
-            time.sleep(0.02)
-        with contextlib.suppress(OSError):
-            ready.send("started")
+    def stop_at_eof() -> None:
         while os.read(stop_read, 1):  # b"" once the parent closed its end or died
             pass
-        server.should_exit = True
+        if not servers:  # told to stop while still importing the server
+            os._exit(0)
+        servers[0].should_exit = True
 
-    threading.Thread(target=watch, name="stop-watch", daemon=True).start()
+    threading.Thread(target=stop_at_eof, name="stop-watch", daemon=True).start()
+    server = _uvicorn_server(port)
+    servers.append(server)
+
+    def report_started() -> None:
+        while not server.started and not server.should_exit:
+            time.sleep(0.02)
+        if server.started:
+            with contextlib.suppress(OSError):
+                ready.send("started")
+
+    threading.Thread(target=report_started, name="ready", daemon=True).start()
     server.run()
 
 
 def start_embedded_api() -> ForkedApi | None:
-    """Fork a process that serves Prefect's API app (None when `PREFECT_API_URL` is set in the environment).
-    Call it before Prefect is imported and before any thread starts: it forks this process."""
-    if os.environ.get("PREFECT_API_URL"):
+    """Fork a process that serves Prefect's API app (None when `PREFECT_API_URL` is set in the environment, or
+    where forking is not safe: the flow then serves the API from a thread). Call it before Prefect is imported: it
+    forks this process."""
+    if os.environ.get("PREFECT_API_URL") or not can_fork():
         return None
     port = free_port()
     ready_read, ready_write = multiprocessing.Pipe(duplex=False)
@@ -174,13 +216,18 @@ def _threaded_api(timeout: float) -> Iterator[str]:
 @contextlib.contextmanager
 def _forked_or_threaded_api(started: ForkedApi | None, timeout: float) -> Iterator[str]:
     """The forked server's URL once it is up, else (none started, or it did not come up) a threaded one."""
-    if started is not None and started.wait(timeout):
-        try:
-            yield started.url
-        finally:
-            started.stop()
-        return
     if started is not None:
+        try:
+            up = started.wait(timeout)
+        except BaseException:
+            started.stop()
+            raise
+        if up:
+            try:
+                yield started.url
+            finally:
+                started.stop()
+            return
         started.stop()
         logger.warning("the forked Prefect API did not start; serving it from a thread of this process")
     with _threaded_api(timeout) as url:
@@ -200,9 +247,9 @@ def embedded_api(started: ForkedApi | None = None) -> Iterator[str]:
     )
 
     configured = PREFECT_API_URL.value()
-    if configured:
+    if configured:  # from a Prefect profile (the environment's was seen before the fork)
         if started is not None:
-            started.stop()
+            started.discard()
         yield configured
         return
     timeout = float(PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS.value())

@@ -7,7 +7,8 @@ as skipped by its task, and one that would run goes through `dvc repro --single-
 `dvc.lock` (a workspace lock makes DVC writes take turns). So a flow with nothing to do costs one DVC index
 read, not one `dvc` process per stage. `icml25 flow` makes that read while the forked API process comes up, or
 with a running server in a forked process while this one imports Prefect (`plan_in_background`); the plan holds
-until the first stage runs, after which every stage is checked just before its task. The flow ends by
+while nothing has run and `dvc.yaml`/`dvc.lock` read as they did, after which every stage is checked just before
+its task. The flow ends by
 publishing Markdown artifacts with metrics, claims and the audit.
 """
 
@@ -86,22 +87,11 @@ def results_markdown(paper_id: str, workspace: Path) -> str:
 @flow(name="paper-pipeline", log_prints=True)
 def paper_flow(paper: str, workspace: str = ".", force: bool = False) -> list[str]:
     """Run every stage of `paper` (and the stages it depends on) through DVC, then publish results."""
-    logger = get_run_logger()
     checker = StageChecker(workspace)
-    plan = _planned(paper, workspace, checker)
-    logger.info("stages in order: %s", ", ".join(plan.stages))
-    finished, ran = [], False
-    for stage in plan.stages:
-        if force:
-            current = False
-        elif ran:  # an upstream run may have changed this stage's inputs: ask DVC again
-            current = checker.is_current(stage)
-        else:
-            current = stage in plan.current
-        finished.append(run_dvc_stage.with_options(name=stage)(stage, workspace, force, current))
-        if not current:
-            ran = True
-            checker.refresh()  # the run rewrote dvc.lock
+    try:
+        finished = _run_stages(paper, workspace, force, checker)
+    finally:
+        checker.close()
     create_markdown_artifact(
         key=f"{paper.replace('_', '-')}-results",
         markdown=results_markdown(paper, Path(workspace)),
@@ -115,14 +105,40 @@ def paper_flow(paper: str, workspace: str = ".", force: bool = False) -> list[st
     return finished
 
 
+def _run_stages(paper: str, workspace: str, force: bool, checker: StageChecker) -> list[str]:
+    """One task per stage in DAG order; a stage is skipped when the plan (or, once anything ran or `dvc.lock`
+    changed since the plan, DVC asked again) finds nothing to do for it."""
+    plan = None if force else _planned(paper, workspace, checker)
+    stages = plan.stages if plan is not None else checker.paper_stages(paper)
+    get_run_logger().info("stages in order: %s", ", ".join(stages))
+    finished, ran = [], False
+    for stage in stages:
+        if plan is None:  # --force: every stage runs
+            current = False
+        elif ran or not checker.still_reads(plan):  # a run here or elsewhere rewrote dvc.lock: ask DVC again
+            checker.refresh()
+            current = checker.is_current(stage)
+        else:
+            current = stage in plan.current
+        finished.append(run_dvc_stage.with_options(name=stage)(stage, workspace, force, current))
+        ran = ran or not current
+    return finished
+
+
 def _planned(paper: str, workspace: str, checker: StageChecker) -> PaperPlan:
     """The plan made before Prefect started, if there is one and `dvc.yaml`/`dvc.lock` still read the same; else
     one made now."""
     pending = _PLANS.pop((paper, workspace), None)
     if pending is not None:
-        plan = pending.result()
-        if checker.still_reads(plan):
-            return plan
+        try:
+            plan = pending.result()
+        except Exception as error:  # the forked planner died (say, killed): plan here instead
+            get_run_logger().warning(
+                "the plan made before Prefect started failed (%s); planning again", error
+            )
+        else:
+            if checker.still_reads(plan):
+                return plan
     return checker.plan(paper)
 
 
@@ -140,11 +156,17 @@ def run_paper_flow(
     comes up."""
     from stages.papers.registry import load_paper
 
-    load_paper(paper)
     workspace = str(Path(workspace).resolve())
-    if plan is None and api is not None and not force:
-        plan = Future()  # this process would only wait for the forked API: ask DVC meanwhile
-        plan.set_result(StageChecker(workspace).plan(paper))
+    try:
+        load_paper(paper)
+        if plan is None and api is not None and not force:
+            plan = _plan_now(
+                paper, workspace
+            )  # this process would only wait for the forked API: ask DVC meanwhile
+    except BaseException:
+        if api is not None:
+            api.stop()
+        raise
     if plan is not None:
         _PLANS[(paper, workspace)] = plan
     try:
@@ -152,3 +174,13 @@ def run_paper_flow(
             return paper_flow(paper=paper, workspace=workspace, force=force)
     finally:
         _PLANS.pop((paper, workspace), None)
+
+
+def _plan_now(paper: str, workspace: str) -> Future[PaperPlan]:
+    checker = StageChecker(workspace)
+    done: Future[PaperPlan] = Future()
+    try:
+        done.set_result(checker.plan(paper))
+    finally:
+        checker.close()
+    return done

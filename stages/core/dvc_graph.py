@@ -7,6 +7,8 @@ import contextlib
 import hashlib
 import multiprocessing
 import os
+import sys
+import threading
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
@@ -17,31 +19,35 @@ import networkx as nx
 
 from stages.core.errors import PipelineError
 
+_PARAMS_PATCH = threading.RLock()  # the patch swaps a module global: one context (per thread) at a time
+
 
 @contextlib.contextmanager
 def params_read_once() -> Iterator[None]:
     """While open, DVC parses each local params file once (per path, size and modification time) instead of once
     for every stage that reads it: a paper's checks parsed one 57 KB `params.yaml` ten times, `lock-status` 114
-    times, at ~0.1–0.2 s each. The parsed document is shared read-only (DVC selects keys from it and compares)."""
+    times, at ~0.1–0.2 s each. For read-only checks only (`Stage.changed()`, status): the parsed document is shared,
+    and DVC selects keys from it and compares."""
     from dvc.dependency import param
 
-    load_path = param.load_path
-    parsed: dict[tuple[str, int, int], Any] = {}
+    with _PARAMS_PATCH:
+        load_path = param.load_path
+        parsed: dict[tuple[str, int, int], Any] = {}
 
-    def load_once(path: str, fs: Any, **kwargs: Any) -> Any:
-        if getattr(fs, "protocol", None) != "local" or kwargs:
-            return load_path(path, fs, **kwargs)
-        stat = os.stat(path)
-        key = (str(path), stat.st_mtime_ns, stat.st_size)
-        if key not in parsed:
-            parsed[key] = load_path(path, fs)
-        return parsed[key]
+        def load_once(path: str, fs: Any, **kwargs: Any) -> Any:
+            if getattr(fs, "protocol", None) != "local" or kwargs:
+                return load_path(path, fs, **kwargs)
+            stat = os.stat(path)
+            key = (str(path), stat.st_mtime_ns, stat.st_size)
+            if key not in parsed:
+                parsed[key] = load_path(path, fs)
+            return parsed[key]
 
-    param.load_path = load_once
-    try:
-        yield
-    finally:
-        param.load_path = load_path
+        param.load_path = load_once
+        try:
+            yield
+        finally:
+            param.load_path = load_path
 
 
 def paper_stages(paper_id: str, workspace: str | Path = ".") -> list[str]:
@@ -113,6 +119,12 @@ class StageChecker:
             self._stages = {stage.name: stage for stage in self._repo.index.stages}
         return self._repo
 
+    def close(self) -> None:
+        """Close the open repository (if any)."""
+        if self._repo is not None:
+            self._repo.close()
+            self._repo, self._stages = None, {}
+
     def refresh(self) -> None:
         """Forget the open repository if `dvc.yaml` or `dvc.lock` changed since it was read (a run that
         rewrote them); the next check reads them again."""
@@ -140,13 +152,21 @@ class PaperPlan:
 
 
 def _plan(paper_id: str, workspace: str) -> PaperPlan:
-    return StageChecker(workspace).plan(paper_id)
+    checker = StageChecker(workspace)
+    try:
+        return checker.plan(paper_id)
+    finally:
+        checker.close()
 
 
 def plan_in_background(paper_id: str, workspace: str | Path) -> Future[PaperPlan]:
     """`StageChecker(workspace).plan(paper_id)` computed in a forked process, so that DVC's index read and checks
-    (~2 s) run on another core while the caller imports and starts Prefect (~5–10 s). Call it before starting
-    threads (it forks this process)."""
+    (~2 s) run on another core while the caller imports Prefect (~2–5 s). Call it before Prefect is imported (it
+    forks this process); where forking is not safe (not Linux) the plan is made here, at once."""
+    if not (sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()):
+        done: Future[PaperPlan] = Future()
+        done.set_result(_plan(paper_id, str(workspace)))
+        return done
     executor = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork"))
     future = executor.submit(_plan, paper_id, str(workspace))
     executor.shutdown(wait=False)

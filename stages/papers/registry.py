@@ -40,13 +40,18 @@ def paper_id_of(spec: str) -> str:
     return spec.split(".")[2]
 
 
-def load_paper(paper_id: str) -> Paper:
-    """Registered paper `paper_id`, importing its pipeline module only; an unknown id lists the valid ones."""
+def paper_spec(paper_id: str) -> str:
+    """The `PAPER_SPECS` entry of `paper_id`, importing nothing; an unknown id lists the valid ones."""
     spec = next((spec for spec in PAPER_SPECS if paper_id_of(spec) == paper_id), None)
     if spec is None:
         valid = ", ".join(sorted(paper_id_of(spec) for spec in PAPER_SPECS))
         raise UnknownNameError(f"unknown paper '{paper_id}'; valid names: {valid}")
-    return importlib.import_module(spec).PAPER
+    return spec
+
+
+def load_paper(paper_id: str) -> Paper:
+    """Registered paper `paper_id`, importing its pipeline module only; an unknown id lists the valid ones."""
+    return importlib.import_module(paper_spec(paper_id)).PAPER
 
 
 @cache

@@ -30,6 +30,7 @@ def test_params_file_is_parsed_once_per_version(tmp_path, monkeypatch):
 
     path = tmp_path / "params.yaml"
     path.write_text("a: {b: 1, c: 2}\n")
+    os.utime(path, ns=(10**9, 10**9))
     parsed = []
     original = param.load_path
     monkeypatch.setattr(
@@ -39,10 +40,10 @@ def test_params_file_is_parsed_once_per_version(tmp_path, monkeypatch):
     fs = LocalFileSystem()
     with params_read_once():
         first = [param.read_param_file(fs, str(path), ["a.b"], flatten=True) for _ in range(5)]
-        path.write_text("a: {b: 10, c: 2}\n")
-        os.utime(path, ns=(1, 1))  # another version of the file: read again
+        path.write_text("a: {b: 2, c: 2}\n")  # the same size: only the modification time tells
+        os.utime(path, ns=(2 * 10**9, 2 * 10**9))
         changed = param.read_param_file(fs, str(path), ["a.b"], flatten=True)
-    assert first == [{"a.b": 1}] * 5 and changed == {"a.b": 10}
+    assert first == [{"a.b": 1}] * 5 and changed == {"a.b": 2}
     assert len(parsed) == 2
     assert param.load_path is counting  # the patch is undone on exit: every read parses again
     param.read_param_file(fs, str(path), ["a.b"], flatten=True)
