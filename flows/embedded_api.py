@@ -23,7 +23,6 @@ import logging
 import multiprocessing
 import os
 import socket
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -31,6 +30,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
+from stages.core.dvc_graph import can_fork
 from stages.core.errors import PipelineError
 
 START_ATTEMPTS = 3  # a free port can be taken between the probe and the bind: try another one
@@ -60,12 +60,6 @@ def _uvicorn_server(port: int) -> Any:
         timeout_graceful_shutdown=STOP_SECONDS // 2,
     )
     return uvicorn.Server(config)
-
-
-def can_fork() -> bool:
-    """Whether forking this process is safe here: on Linux (Windows has no fork; macOS's system libraries are not
-    fork-safe once loaded, which numpy's Accelerate is)."""
-    return sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
 
 
 @dataclass

@@ -23,7 +23,7 @@ from prefect.artifacts import create_markdown_artifact
 
 from flows.embedded_api import ForkedApi, embedded_api
 from stages.core.dvc_cli import run_dvc
-from stages.core.dvc_graph import PaperPlan, StageChecker
+from stages.core.dvc_graph import PaperPlan, StageChecker, plan_now
 from stages.platform.audit import audit_markdown, audit_record
 
 LOG_TAIL_LINES = 40
@@ -160,9 +160,8 @@ def run_paper_flow(
     try:
         load_paper(paper)
         if plan is None and api is not None and not force:
-            plan = _plan_now(
-                paper, workspace
-            )  # this process would only wait for the forked API: ask DVC meanwhile
+            # this process would only wait for the forked API: ask DVC meanwhile
+            plan = plan_now(paper, workspace)
     except BaseException:
         if api is not None:
             api.stop()
@@ -174,13 +173,3 @@ def run_paper_flow(
             return paper_flow(paper=paper, workspace=workspace, force=force)
     finally:
         _PLANS.pop((paper, workspace), None)
-
-
-def _plan_now(paper: str, workspace: str) -> Future[PaperPlan]:
-    checker = StageChecker(workspace)
-    done: Future[PaperPlan] = Future()
-    try:
-        done.set_result(checker.plan(paper))
-    finally:
-        checker.close()
-    return done

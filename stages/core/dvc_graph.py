@@ -151,6 +151,12 @@ class PaperPlan:
     record: tuple[str, str]
 
 
+def can_fork() -> bool:
+    """Whether forking this process is safe here: on Linux (Windows has no fork; macOS's system libraries are not
+    fork-safe once loaded, which numpy's Accelerate is)."""
+    return sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
+
+
 def _plan(paper_id: str, workspace: str) -> PaperPlan:
     checker = StageChecker(workspace)
     try:
@@ -159,14 +165,19 @@ def _plan(paper_id: str, workspace: str) -> PaperPlan:
         checker.close()
 
 
+def plan_now(paper_id: str, workspace: str | Path) -> Future[PaperPlan]:
+    """`StageChecker(workspace).plan(paper_id)` made here, at once, as a completed future."""
+    done: Future[PaperPlan] = Future()
+    done.set_result(_plan(paper_id, str(workspace)))
+    return done
+
+
 def plan_in_background(paper_id: str, workspace: str | Path) -> Future[PaperPlan]:
     """`StageChecker(workspace).plan(paper_id)` computed in a forked process, so that DVC's index read and checks
     (~2 s) run on another core while the caller imports Prefect (~2–5 s). Call it before Prefect is imported (it
-    forks this process); where forking is not safe (not Linux) the plan is made here, at once."""
-    if not (sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()):
-        done: Future[PaperPlan] = Future()
-        done.set_result(_plan(paper_id, str(workspace)))
-        return done
+    forks this process); where forking is not safe (`can_fork`) the plan is made here, at once."""
+    if not can_fork():
+        return plan_now(paper_id, workspace)
     executor = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork"))
     future = executor.submit(_plan, paper_id, str(workspace))
     executor.shutdown(wait=False)
